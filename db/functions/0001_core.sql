@@ -1,0 +1,66 @@
+-- Core helpers every operation uses: the clock, coded refusals, the caller's
+-- context, JSON time encoding, role ranks.
+
+create or replace function app.now() returns timestamptz language sql stable as $$
+  select coalesce((select pinned_at from app.clock), now())
+$$;
+
+-- Epoch milliseconds, the wire form of every timestamp.
+create or replace function app.ms(ts timestamptz) returns bigint language sql immutable as $$
+  select (extract(epoch from ts) * 1000)::bigint
+$$;
+
+-- A domain refusal. The server maps SQLSTATE TL000 to the error envelope using the
+-- JSON in DETAIL, without knowing the rule that raised it.
+create or replace function app.fail(code text, status integer, message text, data jsonb default '{}')
+returns void language plpgsql as $$
+begin
+  raise exception using
+    errcode = 'TL000',
+    message = message,
+    detail = jsonb_build_object('code', code, 'status', status, 'data', coalesce(data, '{}'::jsonb))::text;
+end $$;
+
+-- The caller, set by app.authenticate in transaction-local settings.
+create or replace function app.user_id() returns uuid language sql stable as $$
+  select nullif(current_setting('app.user_id', true), '')::uuid
+$$;
+
+create or replace function app.org_id() returns uuid language sql stable as $$
+  select nullif(current_setting('app.org_id', true), '')::uuid
+$$;
+
+create or replace function app.role() returns text language sql stable as $$
+  select nullif(current_setting('app.role', true), '')
+$$;
+
+create or replace function app.role_rank(role text) returns integer language sql immutable as $$
+  select case role when 'owner' then 5 when 'admin' then 4 when 'developer' then 3
+                   when 'editor' then 2 when 'member' then 1 else 0 end
+$$;
+
+-- Owners and admins: every project, archive and restore.
+create or replace function app.is_admin() returns boolean language sql stable as $$
+  select app.role() in ('owner', 'admin')
+$$;
+
+-- Editor and above may write to projects they have edit access to.
+create or replace function app.has_editing_role() returns boolean language sql stable as $$
+  select app.role_rank(app.role()) >= app.role_rank('editor')
+$$;
+
+create or replace function app.has_developer_role() returns boolean language sql stable as $$
+  select app.role_rank(app.role()) >= app.role_rank('developer')
+$$;
+
+-- Trimmed, NFC-normalized, and null when nothing is left: how caller-supplied
+-- identifiers are stored and looked up.
+create or replace function app.clean_identifier(value text) returns text language sql immutable as $$
+  select nullif(normalize(btrim(value), nfc), '')
+$$;
+
+create or replace function app.audit(action text, subject_type text, subject_id text, data jsonb default '{}')
+returns void language sql as $$
+  insert into app.audit_log (organization_id, actor_user_id, action, subject_type, subject_id, data)
+  values (app.org_id(), app.user_id(), action, subject_type, subject_id, coalesce(data, '{}'))
+$$;

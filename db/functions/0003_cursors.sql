@@ -1,0 +1,66 @@
+-- Keyset cursors: opaque, signed, bound to the list, the organization, the caller
+-- and the list's filters, so a cursor from another list, tenant or filter is refused.
+--
+-- SECURITY DEFINER: the signing key lives in app.deployment_secrets, which the
+-- request role must never read.
+
+create or replace function app.base64url(data bytea) returns text language sql immutable as $$
+  select rtrim(translate(replace(encode(data, 'base64'), E'\n', ''), '+/', '-_'), '=')
+$$;
+
+create or replace function app.base64url_decode(data text) returns bytea language sql immutable as $$
+  select decode(rpad(translate(data, '-_', '+/'), ((length(data) + 3) / 4) * 4, '='), 'base64')
+$$;
+
+-- position: the sort key of the last row served, as JSON.
+create or replace function app.cursor_issue(list text, filters jsonb, at_row jsonb) returns text
+language plpgsql stable security definer set search_path = pg_catalog, public, app as $$
+declare
+  payload bytea := convert_to(jsonb_build_object(
+    'l', list, 'o', app.org_id(), 'u', app.user_id(), 'f', filters, 'p', at_row)::text, 'UTF8');
+  signing_key bytea := (select value from app.deployment_secrets where name = 'cursor_signing_key');
+begin
+  return app.base64url(payload) || '.' || app.base64url(hmac(payload, signing_key, 'sha256'));
+end $$;
+
+-- Returns the position a cursor carries, or refuses it with 400 INVALID_CURSOR.
+-- The empty string is the end-of-list marker and is never a valid request cursor.
+create or replace function app.cursor_read(cursor text, list text, filters jsonb) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, public, app as $$
+declare
+  parts text[];
+  payload bytea;
+  claims jsonb;
+  signing_key bytea := (select value from app.deployment_secrets where name = 'cursor_signing_key');
+begin
+  if cursor is null then
+    return null;
+  end if;
+  if cursor = '' then
+    perform app.fail('INVALID_QUERY', 400,
+      'The empty cursor marks the last page; omit cursor to start from the first page.',
+      jsonb_build_object('issues', jsonb_build_array(jsonb_build_object('path', 'cursor', 'message', 'empty cursor'))));
+  end if;
+  begin
+    parts := string_to_array(cursor, '.');
+    if array_length(parts, 1) <> 2 then
+      raise exception 'malformed';
+    end if;
+    payload := app.base64url_decode(parts[1]);
+    if app.base64url(hmac(payload, signing_key, 'sha256')) <> parts[2] then
+      raise exception 'bad signature';
+    end if;
+    claims := convert_from(payload, 'UTF8')::jsonb;
+  exception when others then
+    claims := null;
+  end;
+  if claims is null
+     or claims->>'l' is distinct from list
+     or claims->>'o' is distinct from app.org_id()::text
+     or claims->>'u' is distinct from app.user_id()::text
+     or claims->'f' is distinct from filters then
+    perform app.fail('INVALID_CURSOR', 400,
+      'The cursor is not valid for this list; restart from the first page.');
+  end if;
+  return claims->'p';
+end $$;

@@ -1,0 +1,24 @@
+-- Access helpers the policies share. They run as the caller, reading grant tables
+-- whose own policies never refer back to projects, so policies do not recurse.
+
+-- Teams of the caller in the selected organization.
+create or replace function app.my_team_ids() returns setof uuid language sql stable as $$
+  select tm.team_id from app.team_members tm
+   where tm.organization_id = app.org_id() and tm.user_id = app.user_id()
+$$;
+
+-- 'edit', 'read' or null: what the caller may do with a project.
+-- Owners and admins edit every project; others hold what grants give them.
+create or replace function app.project_access(project uuid) returns text language sql stable as $$
+  select case
+    when app.is_admin() then 'edit'
+    else (select case when bool_or(pa.level = 'edit') then 'edit' when count(*) > 0 then 'read' end
+            from app.project_access pa
+           where pa.organization_id = app.org_id() and pa.project_id = project
+             and (pa.user_id = app.user_id() or pa.team_id in (select app.my_team_ids())))
+  end
+$$;
+
+create or replace function app.can_edit_project(project uuid) returns boolean language sql stable as $$
+  select app.has_editing_role() and app.project_access(project) = 'edit'
+$$;

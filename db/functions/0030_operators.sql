@@ -1,0 +1,160 @@
+-- Operator commands (the admin CLI and the seed file). They run on the owner's
+-- connection, outside any caller's policies, and are never reachable over HTTP.
+
+create or replace function app.operator_org_create(slug text, name text, skill_sharing_policy jsonb default null)
+returns uuid language plpgsql as $$
+declare
+  created uuid;
+begin
+  insert into app.organizations (slug, name, skill_sharing_policy)
+  values (lower(btrim(slug)), btrim(name), skill_sharing_policy)
+  returning id into created;
+  return created;
+end $$;
+
+create or replace function app.operator_org_id(slug text) returns uuid language plpgsql stable as $$
+declare
+  found uuid := (select id from app.organizations o where lower(o.slug) = lower(btrim(operator_org_id.slug)));
+begin
+  if found is null then
+    raise exception 'no organization with slug %', slug;
+  end if;
+  return found;
+end $$;
+
+create or replace function app.operator_user_id(email text) returns uuid language plpgsql stable as $$
+declare
+  found uuid := (select id from app.users u where lower(u.email) = lower(btrim(operator_user_id.email)));
+begin
+  if found is null then
+    raise exception 'no user with email %', email;
+  end if;
+  return found;
+end $$;
+
+create or replace function app.operator_user_create(email text, name text, password_hash text, email_verified boolean)
+returns uuid language sql as $$
+  insert into app.users (email, name, password_hash, email_verified)
+  values (btrim(email), coalesce(btrim(name), ''), password_hash, coalesce(email_verified, false))
+  returning id
+$$;
+
+create or replace function app.operator_member_add(org uuid, member uuid, role text, disabled boolean default false)
+returns void language sql as $$
+  insert into app.memberships (organization_id, user_id, role, disabled)
+  values (org, member, role, coalesce(disabled, false))
+  on conflict (organization_id, user_id) do update set role = excluded.role, disabled = excluded.disabled
+$$;
+
+create or replace function app.operator_key_create(owner uuid, name text, key_hash text, expires_at timestamptz)
+returns uuid language sql as $$
+  insert into app.api_keys (user_id, name, key_hash, expires_at)
+  values (owner, btrim(name), decode(key_hash, 'hex'), expires_at)
+  returning id
+$$;
+
+create or replace function app.operator_key_revoke(key uuid) returns boolean language sql as $$
+  with revoked as (
+    update app.api_keys set revoked_at = app.now() where id = key and revoked_at is null returning 1
+  ) select exists (select 1 from revoked)
+$$;
+
+create or replace function app.operator_team_create(org uuid, name text) returns uuid language sql as $$
+  insert into app.teams (organization_id, name) values (org, btrim(name)) returning id
+$$;
+
+create or replace function app.operator_team_member_add(org uuid, team uuid, member uuid) returns void language sql as $$
+  insert into app.team_members (organization_id, team_id, user_id) values (org, team, member)
+  on conflict do nothing
+$$;
+
+-- Creates a project exactly as its creator would over REST, so every naming and key
+-- rule holds for seeded projects too.
+create or replace function app.operator_project_create(org uuid, creator uuid, name text, key text default null,
+                                                       description text default null, external_item_id text default null)
+returns uuid language plpgsql as $$
+declare
+  created jsonb;
+begin
+  perform set_config('app.user_id', creator::text, true),
+          set_config('app.org_id', org::text, true),
+          set_config('app.role', (select m.role from app.memberships m
+                                   where m.organization_id = org and m.user_id = creator), true);
+  created := api.project_create(jsonb_strip_nulls(jsonb_build_object(
+    'name', name, 'key', key, 'description', description, 'externalItemId', external_item_id)));
+  perform set_config('app.user_id', '', true), set_config('app.org_id', '', true), set_config('app.role', '', true);
+  return (created->'project'->>'id')::uuid;
+end $$;
+
+create or replace function app.operator_project_id(org uuid, name text) returns uuid language plpgsql stable as $$
+declare
+  found uuid[] := array(select id from app.projects p where p.organization_id = org and p.name = btrim(operator_project_id.name));
+begin
+  if cardinality(found) <> 1 then
+    raise exception 'expected one project named % in the organization, found %', name, cardinality(found);
+  end if;
+  return found[1];
+end $$;
+
+-- Grants a user or a team read or edit access; a second grant replaces the first.
+create or replace function app.operator_project_grant(org uuid, project uuid, grantee_user uuid, grantee_team uuid, level text)
+returns void language plpgsql as $$
+begin
+  delete from app.project_access
+   where organization_id = org and project_id = project
+     and (user_id = grantee_user or team_id = grantee_team);
+  insert into app.project_access (organization_id, project_id, user_id, team_id, level)
+  values (org, project, grantee_user, grantee_team, level);
+end $$;
+
+create or replace function app.operator_provider_add(org uuid, slug text, kind text, base_url text, api_key text)
+returns void language sql as $$
+  insert into app.model_providers (organization_id, slug, kind, base_url, api_key)
+  values (org, slug, kind, base_url, api_key)
+  on conflict (organization_id, slug) do update
+    set kind = excluded.kind, base_url = excluded.base_url, api_key = excluded.api_key
+$$;
+
+create or replace function app.operator_model_add(org uuid, model_id text, provider_slug text, context_window integer,
+                                                  max_output_tokens integer, make_default boolean)
+returns void language plpgsql as $$
+begin
+  if provider_slug <> 'local' and not exists (
+      select 1 from app.model_providers p where p.organization_id = org and p.slug = provider_slug) then
+    raise exception 'no provider % in the organization', provider_slug;
+  end if;
+  if make_default then
+    update app.models m set is_default = false where m.organization_id = org and m.is_default;
+  end if;
+  insert into app.models (organization_id, id, provider_slug, context_window, max_output_tokens, is_default)
+  values (org, model_id, provider_slug, context_window, max_output_tokens, coalesce(make_default, false))
+  on conflict (organization_id, id) do update
+    set provider_slug = excluded.provider_slug, context_window = excluded.context_window,
+        max_output_tokens = excluded.max_output_tokens, is_default = excluded.is_default;
+end $$;
+
+create or replace function app.operator_secret_set(org uuid, name text, value text) returns void language sql as $$
+  insert into app.secrets (organization_id, name, value) values (org, name, value)
+  on conflict (organization_id, name) do update set value = excluded.value
+$$;
+
+create or replace function app.operator_competence_grant(org uuid, holder uuid, competence text, expires_at timestamptz)
+returns uuid language sql as $$
+  insert into app.competence_grants (organization_id, user_id, competence, expires_at)
+  values (org, holder, regexp_replace(competence, '^tale:', ''), expires_at)
+  returning id
+$$;
+
+-- Disabling a member revokes their live competence grants (removal deletes them).
+create or replace function app.revoke_grants_of_disabled_member() returns trigger language plpgsql as $$
+begin
+  if new.disabled and not old.disabled then
+    update app.competence_grants set revoked_at = app.now()
+     where organization_id = new.organization_id and user_id = new.user_id and revoked_at is null;
+  end if;
+  return new;
+end $$;
+
+drop trigger if exists memberships_revoke_grants on app.memberships;
+create trigger memberships_revoke_grants after update of disabled on app.memberships
+  for each row execute function app.revoke_grants_of_disabled_member();

@@ -1,0 +1,6 @@
+select app.reset_policies('app.api_keys');
+grant select (id, user_id, name, expires_at, revoked_at, last_used_at, created_at) on app.api_keys to api;
+
+-- Keys are not managed over REST; a caller sees only their own key metadata.
+create policy api_keys_select on app.api_keys for select to api
+  using (user_id = (select app.user_id()));

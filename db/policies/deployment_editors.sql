@@ -1,0 +1,6 @@
+select app.reset_policies('app.deployment_editors');
+grant select on app.deployment_editors to api;
+
+-- Operators maintain the allowlist; a caller can only learn whether they are on it.
+create policy deployment_editors_select on app.deployment_editors for select to api
+  using (user_id = (select app.user_id()));

@@ -1,0 +1,6 @@
+select app.reset_policies('app.memberships');
+grant select on app.memberships to api;
+
+-- The selected organization's roster, and the caller's own memberships elsewhere.
+create policy memberships_select on app.memberships for select to api
+  using (organization_id = (select app.org_id()) or user_id = (select app.user_id()));

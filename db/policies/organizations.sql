@@ -1,0 +1,8 @@
+select app.reset_policies('app.organizations');
+grant select on app.organizations to api;
+
+-- Members see the organizations they belong to (for /me and organization lists).
+create policy organizations_select on app.organizations for select to api
+  using (id = (select app.org_id())
+         or id in (select m.organization_id from app.memberships m
+                    where m.user_id = (select app.user_id()) and not m.disabled));

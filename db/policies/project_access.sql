@@ -1,0 +1,18 @@
+select app.reset_policies('app.project_access');
+grant select, insert, delete on app.project_access to api;
+
+-- Admins see every grant of the organization; others see the grants that reach them.
+create policy project_access_select on app.project_access for select to api
+  using (organization_id = (select app.org_id())
+         and ((select app.is_admin())
+              or user_id = (select app.user_id())
+              or team_id in (select app.my_team_ids())));
+
+-- The creator's own edit grant is written by project creation; admins manage the rest.
+create policy project_access_insert on app.project_access for insert to api
+  with check (organization_id = (select app.org_id())
+              and ((select app.is_admin())
+                   or (user_id = (select app.user_id()) and (select app.has_editing_role()))));
+
+create policy project_access_delete on app.project_access for delete to api
+  using (organization_id = (select app.org_id()) and (select app.is_admin()));

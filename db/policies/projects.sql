@@ -1,0 +1,22 @@
+select app.reset_policies('app.projects');
+grant select, insert, update, delete on app.projects to api;
+
+-- A project exists for the caller only with read or edit access to it.
+create policy projects_select on app.projects for select to api
+  using (organization_id = (select app.org_id())
+         and ((select app.is_admin())
+              or id in (select pa.project_id from app.project_access pa
+                         where pa.organization_id = (select app.org_id())
+                           and (pa.user_id = (select app.user_id())
+                                or pa.team_id in (select app.my_team_ids())))));
+
+-- Editors and above create projects in the selected organization.
+create policy projects_insert on app.projects for insert to api
+  with check (organization_id = (select app.org_id()) and (select app.has_editing_role()));
+
+create policy projects_update on app.projects for update to api
+  using (organization_id = (select app.org_id()) and app.can_edit_project(id))
+  with check (organization_id = (select app.org_id()));
+
+create policy projects_delete on app.projects for delete to api
+  using (organization_id = (select app.org_id()) and app.can_edit_project(id));

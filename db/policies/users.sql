@@ -1,0 +1,8 @@
+select app.reset_policies('app.users');
+grant select (id, email, email_verified, name, created_at) on app.users to api;
+
+-- A caller sees themself and the members of the selected organization.
+-- The password hash is not granted to the request role at all.
+create policy users_select on app.users for select to api
+  using (id = (select app.user_id())
+         or id in (select m.user_id from app.memberships m where m.organization_id = (select app.org_id())));

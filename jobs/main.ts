@@ -1,0 +1,18 @@
+// `npm run worker`: a worker process of its own, for deployments that scale workers
+// apart from the API.
+import { loadConfig } from '../server/config.ts'
+import { resolveDatabase } from '../server/db/database.ts'
+import { ownerPool } from '../server/db/connection.ts'
+import { migrate } from '../server/db/migrate.ts'
+import { startWorker } from './worker.ts'
+
+const config = loadConfig()
+const database = await resolveDatabase(config)
+const owner = ownerPool(database.url, 1)
+await migrate(owner)
+await owner.end()
+const runner = await startWorker(database.url)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => { void runner.stop().then(() => database.stop()) })
+}
+await runner.promise

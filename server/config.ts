@@ -1,0 +1,61 @@
+// Every environment variable the service reads, validated in one place. Unknown or
+// malformed values stop start-up with a message naming them.
+import * as v from 'valibot'
+
+const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
+  v.number(), v.minValue(1), v.maxValue(65535))
+const url = v.pipe(v.string(), v.url('must be a URL'))
+const bool = v.pipe(v.picklist(['true', 'false', '1', '0']), v.transform((s) => s === 'true' || s === '1'))
+
+const schema = v.object({
+  DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'))),
+  PORT: v.optional(port, '3000'),
+  PUBLIC_BASE_URL: v.optional(url),
+  S3_ENDPOINT: v.optional(url),
+  S3_BUCKET: v.optional(v.pipe(v.string(), v.minLength(3))),
+  S3_REGION: v.optional(v.string(), 'us-east-1'),
+  S3_ACCESS_KEY_ID: v.optional(v.string()),
+  S3_SECRET_ACCESS_KEY: v.optional(v.string()),
+  S3_FORCE_PATH_STYLE: v.optional(bool, 'true'),
+  METRICS_BEARER_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  INDEXING_PORT: v.optional(port, '8001'),
+  CRAWLER_PORT: v.optional(port, '8002'),
+  LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
+  // Scales every rate budget (benchmarks raise it; 1 is the documented budget).
+  RATE_LIMIT_SCALE: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a positive number'),
+    v.transform(Number), v.number(), v.minValue(0.001)), '1'),
+  // Port of the embedded PostgreSQL that runs when DATABASE_URL is unset.
+  EMBEDDED_PG_PORT: v.optional(port, '54329'),
+})
+
+export type Config = v.InferOutput<typeof schema> & { publicBaseUrl: string }
+
+// Variables of this service share these prefixes; any other variable is the
+// environment's business, but a misspelt one of ours is caught here.
+const ownPrefixes = ['S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG']
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const known = new Set(Object.keys(schema.entries))
+  const unknown = Object.keys(env).filter((name) => ownPrefixes.some((p) => name.startsWith(p)) && !known.has(name))
+  const picked: Record<string, string> = {}
+  for (const name of known) {
+    const value = env[name]
+    if (value !== undefined && value !== '') picked[name] = value
+  }
+  const result = v.safeParse(schema, picked)
+  const problems = unknown.map((name) => `${name}: unknown setting`)
+  if (!result.success) {
+    for (const issue of result.issues) problems.push(`${v.getDotPath(issue) ?? '?'}: ${issue.message}`)
+  }
+  if (problems.length > 0 || !result.success) {
+    throw new ConfigError(problems)
+  }
+  const config = result.output
+  return { ...config, publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` }
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join('\n  ')}`)
+  }
+}

@@ -1,0 +1,21 @@
+// Two kinds of connection to one database: the owner's (migrations, the admin CLI,
+// the worker) and the request pool, whose sessions run as the `api` role so every
+// request is held to row-level security.
+import postgres from 'postgres'
+
+export type Sql = postgres.Sql
+
+const common = {
+  onnotice: () => {},
+  // Timestamps travel as epoch ms built in SQL; bigint columns as strings.
+  types: {},
+} satisfies postgres.Options<Record<string, never>>
+
+export function ownerPool(url: string, max = 4): Sql {
+  return postgres(url, { ...common, max })
+}
+
+export function requestPool(url: string, max = 10): Sql {
+  // The startup packet sets the session role; no request can run before it holds.
+  return postgres(url, { ...common, max, connection: { options: '-c role=api' } })
+}

@@ -1,0 +1,92 @@
+// Forward-only migrations. db/schema files run once each in name order, recorded by
+// file name. db/functions then db/policies are re-applied whenever a file's checksum
+// changes. One advisory lock serializes replicas that start together.
+import { createHash } from 'node:crypto'
+import { readdir, readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+import type { Sql } from './connection.ts'
+
+export const dbRoot = fileURLToPath(new URL('../../db/', import.meta.url))
+
+// Chosen once; any constant works as long as every replica uses the same one.
+const MIGRATION_LOCK = 7_240_119_001
+
+type Kind = 'schema' | 'functions' | 'policies'
+const kinds: Kind[] = ['schema', 'functions', 'policies']
+
+export interface SqlFile {
+  kind: Kind
+  name: string
+  checksum: string
+  text: string
+}
+
+export async function readSqlFiles(root = dbRoot): Promise<SqlFile[]> {
+  const files: SqlFile[] = []
+  for (const kind of kinds) {
+    const names = (await readdir(path.join(root, kind))).filter((n) => n.endsWith('.sql')).sort()
+    for (const name of names) {
+      const text = await readFile(path.join(root, kind, name), 'utf8')
+      files.push({ kind, name, text, checksum: createHash('sha256').update(text).digest('hex') })
+    }
+  }
+  return files
+}
+
+/** A digest of every SQL file: equal digests mean equal migrated databases. */
+export async function schemaDigest(root = dbRoot): Promise<string> {
+  const hash = createHash('sha256')
+  for (const file of await readSqlFiles(root)) hash.update(`${file.kind}/${file.name}:${file.checksum}\n`)
+  return hash.digest('hex')
+}
+
+export interface MigrationReport {
+  applied: string[]
+}
+
+export async function migrate(sql: Sql, root = dbRoot): Promise<MigrationReport> {
+  const files = await readSqlFiles(root)
+  const applied: string[] = []
+  const connection = await sql.reserve()
+  try {
+    await connection`select pg_advisory_lock(${MIGRATION_LOCK})`
+    await connection`
+      create table if not exists public.schema_migrations (
+        kind text not null,
+        name text not null,
+        checksum text not null,
+        applied_at timestamptz not null default now(),
+        primary key (kind, name)
+      )`
+    const done = new Map<string, string>()
+    for (const row of await connection<{ kind: string; name: string; checksum: string }[]>`
+      select kind, name, checksum from public.schema_migrations`) {
+      done.set(`${row.kind}/${row.name}`, row.checksum)
+    }
+    for (const file of files) {
+      const previous = done.get(`${file.kind}/${file.name}`)
+      if (file.kind === 'schema' ? previous !== undefined : previous === file.checksum) continue
+      // The lock is session-level, so each file runs in an explicit transaction on
+      // the same reserved connection.
+      try {
+        await connection`begin`
+        // Function bodies may name objects defined by later files of the same kind.
+        await connection`set local check_function_bodies = off`
+        await connection.unsafe(file.text)
+        await connection`
+          insert into public.schema_migrations (kind, name, checksum) values (${file.kind}, ${file.name}, ${file.checksum})
+          on conflict (kind, name) do update set checksum = excluded.checksum, applied_at = now()`
+        await connection`commit`
+      } catch (error) {
+        await connection`rollback`.catch(() => {})
+        throw new Error(`migration ${file.kind}/${file.name} failed: ${(error as Error).message}`, { cause: error })
+      }
+      applied.push(`${file.kind}/${file.name}`)
+    }
+  } finally {
+    await connection`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {})
+    connection.release()
+  }
+  return { applied }
+}

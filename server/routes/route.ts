@@ -1,0 +1,58 @@
+// One declaration per operation feeds the router, the shape checks and (from the
+// same fields) the OpenAPI document.
+import type { IncomingMessage } from 'node:http'
+import type { Schema } from '../transport/validation.ts'
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
+export type Family = 'keyset' | 'offset' | 'unpaginated'
+/** Narrower budgets a route draws on besides the general one. */
+export type Bucket = 'start' | 'files'
+
+export interface Input {
+  params: Record<string, unknown>
+  query: Record<string, unknown>
+  body: unknown
+}
+
+export interface Reply {
+  status: number
+  body?: unknown
+  headers?: Record<string, string>
+  contentType?: string
+}
+
+interface Common {
+  method: Method
+  path: string
+  summary: string
+  tag: string
+  params?: Schema
+  query?: Schema
+  body?: Schema
+  /** Largest accepted body in bytes; 1 MiB when unset. */
+  bodyLimit?: number
+  /** The success response's body, for the OpenAPI document. */
+  response?: Schema
+  /** Coded refusals this operation may answer, for the OpenAPI document. */
+  errors?: number[]
+  family?: Family
+}
+
+/** An operation of the API: authenticated, one SQL function call. */
+export interface OperationRoute extends Common {
+  kind: 'operation'
+  operation: string
+  buckets?: Bucket[]
+  status?: number
+  /** Maps validated input to the SQL function's argument. */
+  args?: (input: Input) => Record<string, unknown>
+  location?: (body: Record<string, any>) => string
+}
+
+/** A keyless endpoint served by the server itself (health, status, schema, docs). */
+export interface KeylessRoute extends Common {
+  kind: 'keyless'
+  handle: (req: IncomingMessage) => Promise<Reply>
+}
+
+export type Route = OperationRoute | KeylessRoute

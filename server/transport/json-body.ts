@@ -1,0 +1,75 @@
+// Request bodies: read with a byte cap as they arrive, decoded as strict UTF-8 and
+// parsed as JSON whatever the Content-Type.
+import type { IncomingMessage } from 'node:http'
+import { HttpError, invalidBody } from './errors.ts'
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+
+const tooLarge = (limitBytes: number) =>
+  new HttpError(413, 'BODY_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limitBytes })
+
+export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'])
+  if (Number.isFinite(declared) && declared > limitBytes) throw tooLarge(limitBytes)
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > limitBytes) throw tooLarge(limitBytes)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks, size)
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+
+const MAX_TIMESTAMP = 8_640_000_000_000_000
+
+/** Parses a body; undefined for an empty one. */
+export function parseJsonBody(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined
+  let text: string
+  try {
+    text = utf8.decode(raw)
+  } catch {
+    throw invalidBody('The body is not valid UTF-8.', [{ path: '', message: 'invalid UTF-8' }])
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw invalidBody('The body is not valid JSON.', [{ path: '', message: (error as Error).message }])
+  }
+  checkValues(value, '')
+  return value
+}
+
+// Refuses what JSON allows but the service does not: NUL characters, unpaired
+// surrogates (in keys too) and integers beyond 2^53 - 1.
+function checkValues(value: unknown, path: string): void {
+  if (typeof value === 'string') {
+    checkString(value, path)
+  } else if (typeof value === 'number') {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      throw invalidBody('Integers must be at most 2^53 - 1.', [{ path, message: 'integer out of range' }])
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((item, index) => checkValues(item, join(path, String(index))))
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      checkString(key, join(path, key))
+      checkValues(item, join(path, key))
+    }
+  }
+}
+
+function checkString(value: string, path: string): void {
+  if (value.includes('\u0000')) throw invalidBody('NUL characters are not allowed.', [{ path, message: 'NUL character' }])
+  if (!value.isWellFormed()) throw invalidBody('Unpaired surrogates are not allowed.', [{ path, message: 'unpaired surrogate' }])
+}
+
+const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`)
+
+export function isTimestamp(value: number): boolean {
+  return Number.isInteger(value) && value >= 0 && value <= MAX_TIMESTAMP
+}

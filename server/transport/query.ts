@@ -1,0 +1,19 @@
+// Query strings: unknown, repeated or blank parameters are refused on reads, and
+// writes take none at all.
+import { invalidQuery } from './errors.ts'
+
+export function parseQuery(search: string, method: string): Record<string, string> {
+  const params = new URLSearchParams(search)
+  const query: Record<string, string> = {}
+  const seen = new Set<string>()
+  for (const [name, value] of params) {
+    if (method !== 'GET' && method !== 'HEAD') {
+      throw invalidQuery('Writes take no query parameters.', [{ path: name, message: 'not allowed on a write' }])
+    }
+    if (seen.has(name)) throw invalidQuery(`Query parameter "${name}" is repeated.`, [{ path: name, message: 'repeated' }])
+    if (value.trim() === '') throw invalidQuery(`Query parameter "${name}" is blank.`, [{ path: name, message: 'blank' }])
+    seen.add(name)
+    query[name] = value
+  }
+  return query
+}

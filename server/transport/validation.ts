@@ -1,0 +1,26 @@
+// Shape checks with valibot; every refusal lists its issues with dotted paths.
+import * as v from 'valibot'
+import type { Issue } from './errors.ts'
+
+export type Schema = v.GenericSchema<unknown, unknown>
+
+export function issuesOf(issues: readonly v.BaseIssue<unknown>[]): Issue[] {
+  return issues.map((issue) => {
+    const path = v.getDotPath(issue) ?? ''
+    // valibot reports an unknown key of a strict object at the key's own path.
+    if (issue.kind === 'schema' && issue.type === 'strict_object' && issue.expected === 'never') {
+      return { path, message: `unknown key "${path.split('.').pop()}"` }
+    }
+    return { path, message: issue.message }
+  })
+}
+
+export function check<S extends Schema>(schema: S, value: unknown): { ok: true; value: v.InferOutput<S> } | { ok: false; issues: Issue[] } {
+  const result = v.safeParse(schema, value)
+  return result.success ? { ok: true, value: result.output as v.InferOutput<S> } : { ok: false, issues: issuesOf(result.issues) }
+}
+
+// Shared field shapes.
+export const integerParam = (min: number) =>
+  v.pipe(v.string(), v.regex(/^-?\d{1,16}$/, 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
+export const uuidParam = v.pipe(v.string(), v.uuid('must be an identifier'))
