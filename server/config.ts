@@ -3,7 +3,7 @@
 import * as v from 'valibot'
 
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
-  v.number(), v.minValue(1), v.maxValue(65535))
+  v.number(), v.minValue(0), v.maxValue(65535))
 const url = v.pipe(v.string(), v.url('must be a URL'))
 const bool = v.pipe(v.picklist(['true', 'false', '1', '0']), v.transform((s) => s === 'true' || s === '1'))
 

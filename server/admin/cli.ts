@@ -121,4 +121,4 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main()
+process.exit(await main())

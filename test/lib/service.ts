@@ -1,0 +1,60 @@
+// A running service on a loopback port over a fresh database, with an HTTP client
+// that speaks to it through real sockets.
+import type { Test } from 'tap'
+import { loadConfig } from '../../server/config.ts'
+import { startService } from '../../server/service.ts'
+import { createLogger } from '../../server/log.ts'
+import { seed, type SeedFile, type SeedResult } from '../../server/admin/operations.ts'
+import { freshDatabase, type TestDatabase } from './db.ts'
+import { seedFile } from './fixtures.ts'
+
+export interface Response {
+  status: number
+  headers: Headers
+  text: string
+  body: any
+}
+
+export interface RequestOptions {
+  key?: string
+  org?: string
+  body?: unknown
+  rawBody?: string | Buffer
+  headers?: Record<string, string>
+}
+
+export interface TestService {
+  url: string
+  db: TestDatabase
+  request: (method: string, path: string, options?: RequestOptions) => Promise<Response>
+  seed: (file: Partial<SeedFile>) => Promise<SeedResult>
+}
+
+export async function startTestService(t: Test, env: Record<string, string> = {}): Promise<TestService> {
+  const db = await freshDatabase()
+  const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'silent', ...env })
+  const service = await startService(config, db.url, { port: 0, log: createLogger(process.env.TEST_LOG_LEVEL as 'debug' ?? 'silent') })
+  t.teardown(async () => {
+    await service.close()
+    await db.drop()
+  })
+  const request = async (method: string, path: string, options: RequestOptions = {}): Promise<Response> => {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.key) headers.authorization = `Bearer ${options.key}`
+    if (options.org) headers['x-organization-slug'] = options.org
+    const body = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body))
+    const response = await fetch(service.url + path, { method, headers, body })
+    const text = await response.text()
+    let parsed: unknown
+    try {
+      parsed = text ? JSON.parse(text) : undefined
+    } catch {
+      parsed = undefined
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed }
+  }
+  return {
+    url: service.url, db, request,
+    seed: (file) => seed(db.owner, seedFile(file)),
+  }
+}
