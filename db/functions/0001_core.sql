@@ -53,10 +53,18 @@ create or replace function app.has_developer_role() returns boolean language sql
   select app.role_rank(app.role()) >= app.role_rank('developer')
 $$;
 
+-- Trimmed of every kind of white space (the set JavaScript's trim removes, so the
+-- server's shape checks and SQL agree), not only of spaces.
+create or replace function app.trim_space(value text) returns text language sql immutable as $$
+  select regexp_replace(value,
+    '^[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+|[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+$',
+    '', 'g')
+$$;
+
 -- Trimmed, NFC-normalized, and null when nothing is left: how caller-supplied
 -- identifiers are stored and looked up.
 create or replace function app.clean_identifier(value text) returns text language sql immutable as $$
-  select nullif(normalize(btrim(value), nfc), '')
+  select nullif(normalize(app.trim_space(value), nfc), '')
 $$;
 
 create or replace function app.audit(action text, subject_type text, subject_id text, data jsonb default '{}')

@@ -16,11 +16,17 @@ create or replace function app.invalid_body(path text, message text) returns voi
 $$;
 
 -- The project as the caller sees it, locked for change; 404 when invisible or absent.
+-- Locking applies the update policy as well as the select policy, so a project the
+-- caller may read but not change is not locked: it is read without a lock, and the
+-- caller's permission checks refuse it (403) before anything is written.
 create or replace function app.project_for_change(project uuid) returns app.projects language plpgsql as $$
 declare
   p app.projects;
 begin
   select * into p from app.projects where organization_id = app.org_id() and id = project for update;
+  if p.id is null then
+    select * into p from app.projects where organization_id = app.org_id() and id = project;
+  end if;
   if p.id is null then
     perform app.fail('NOT_FOUND', 404, 'Project not found.');
   end if;
@@ -58,7 +64,8 @@ create or replace function api.projects_list(args jsonb) returns jsonb language 
 declare
   lookup text := app.clean_identifier(args->>'externalItemId');
   archived text := coalesce(args->>'archived', 'exclude');
-  page_size integer := least(coalesce((args->>'limit')::integer, 50), 100);
+  -- numeric first: a limit beyond the integer range is clamped like any other.
+  page_size integer := least(coalesce((args->>'limit')::numeric, 50), 100)::integer;
   filters jsonb;
   resume_at jsonb;
   after_created timestamptz;
@@ -132,11 +139,12 @@ $$;
 create or replace function api.project_create(args jsonb) returns jsonb language plpgsql as $$
 declare
   project_id uuid := gen_random_uuid();
-  project_name text := btrim(args->>'name');
+  project_name text := app.trim_space(args->>'name');
   explicit_key text := upper(nullif(btrim(args->>'key'), ''));
   external_id text := app.clean_identifier(args->>'externalItemId');
   candidate text;
-  inserted integer := 0;
+  inserted boolean := false;
+  violated text;
   at timestamptz := app.now();
 begin
   if not app.has_editing_role() then
@@ -160,18 +168,26 @@ begin
               app.user_id(), at, at);
     else
       -- Try the derived key, then its numbered variants; a concurrent creation that
-      -- takes a candidate first simply moves this one to the next.
+      -- takes a candidate first simply moves this one to the next. Not ON CONFLICT: its
+      -- arbiter makes the new row pass the select policy, which an editor's new project
+      -- cannot before its creator's grant exists.
       for candidate in select app.project_key_candidates(app.project_key_from_name(project_name)) loop
         exit when candidate is null;
-        insert into app.projects (organization_id, id, name, key, description, external_item_id,
-                                  created_by, created_at, updated_at)
-        values (app.org_id(), project_id, project_name, candidate, args->>'description', external_id,
-                app.user_id(), at, at)
-        on conflict (organization_id, key) where key is not null do nothing;
-        get diagnostics inserted = row_count;
-        exit when inserted = 1;
+        begin
+          insert into app.projects (organization_id, id, name, key, description, external_item_id,
+                                    created_by, created_at, updated_at)
+          values (app.org_id(), project_id, project_name, candidate, args->>'description', external_id,
+                  app.user_id(), at, at);
+          inserted := true;
+        exception when unique_violation then
+          get stacked diagnostics violated = constraint_name;
+          if violated is distinct from 'projects_key_key' then
+            raise;
+          end if;
+        end;
+        exit when inserted;
       end loop;
-      if inserted = 0 then
+      if not inserted then
         insert into app.projects (organization_id, id, name, key, description, external_item_id,
                                   created_by, created_at, updated_at)
         values (app.org_id(), project_id, project_name, null, args->>'description', external_id,
@@ -179,18 +195,14 @@ begin
       end if;
     end if;
   exception when unique_violation then
-    declare
-      violated text;
-    begin
-      get stacked diagnostics violated = constraint_name;
-      if violated = 'projects_key_key' then
-        perform app.fail('PROJECT_KEY_TAKEN', 409, 'Another project already uses this key.',
-          jsonb_build_object('key', explicit_key));
-      elsif violated = 'projects_external_item_id_key' then
-        perform app.fail_duplicate_external_id(external_id);
-      end if;
-      raise;
-    end;
+    get stacked diagnostics violated = constraint_name;
+    if violated = 'projects_key_key' then
+      perform app.fail('PROJECT_KEY_TAKEN', 409, 'Another project already uses this key.',
+        jsonb_build_object('key', explicit_key));
+    elsif violated = 'projects_external_item_id_key' then
+      perform app.fail_duplicate_external_id(external_id);
+    end if;
+    raise;
   end;
 
   -- The creator edits what they create, whatever their grants elsewhere.
@@ -212,7 +224,7 @@ declare
   archiving boolean := args ? 'archived' and (args->>'archived')::boolean;
   restoring boolean := args ? 'archived' and not (args->>'archived')::boolean;
   edits boolean := args ?| array['name', 'description', 'externalItemId'];
-  new_name text := btrim(args->>'name');
+  new_name text := app.trim_space(args->>'name');
   external_id text := app.clean_identifier(args->>'externalItemId');
   at timestamptz := app.now();
 begin

@@ -88,7 +88,7 @@ end $$;
 
 create or replace function app.operator_project_id(org uuid, name text) returns uuid language plpgsql stable as $$
 declare
-  found uuid[] := array(select id from app.projects p where p.organization_id = org and p.name = btrim(operator_project_id.name));
+  found uuid[] := array(select id from app.projects p where p.organization_id = org and p.name = app.trim_space(operator_project_id.name));
 begin
   if cardinality(found) <> 1 then
     raise exception 'expected one project named % in the organization, found %', name, cardinality(found);
