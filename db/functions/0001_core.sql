@@ -1,12 +1,17 @@
 -- Core helpers every operation uses: the clock, coded refusals, the caller's
 -- context, JSON time encoding, role ranks.
 
-create or replace function app.now() returns timestamptz language sql stable as $$
-  select coalesce((select pinned_at from app.clock), now())
-$$;
+-- PL/pgSQL rather than SQL throughout the hot path: PostgreSQL before 18 re-plans a
+-- SQL function's body on every call unless it can be inlined (no subqueries), while
+-- PL/pgSQL keeps its plans for the session.
+create or replace function app.now() returns timestamptz language plpgsql stable as $$
+begin
+  return coalesce((select pinned_at from app.clock), now());
+end $$;
 
--- Epoch milliseconds, the wire form of every timestamp.
-create or replace function app.ms(ts timestamptz) returns bigint language sql immutable as $$
+-- Epoch milliseconds, the wire form of every timestamp. STABLE like extract() on a
+-- timestamptz, so the planner inlines it.
+create or replace function app.ms(ts timestamptz) returns bigint language sql stable as $$
   select (extract(epoch from ts) * 1000)::bigint
 $$;
 

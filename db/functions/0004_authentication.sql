@@ -3,18 +3,20 @@
 
 -- The organizations a user may select: enabled memberships only.
 create or replace function app.selectable_organizations(for_user uuid) returns jsonb
-language sql stable security definer set search_path = pg_catalog, app as $$
-  select coalesce(jsonb_agg(jsonb_build_object('slug', o.slug, 'name', o.name) order by o.slug), '[]')
-  from app.memberships m join app.organizations o on o.id = m.organization_id
-  where m.user_id = for_user and not m.disabled
-$$;
+language plpgsql stable security definer set search_path = pg_catalog, app as $$
+begin
+  return (select coalesce(jsonb_agg(jsonb_build_object('slug', o.slug, 'name', o.name) order by o.slug), '[]')
+            from app.memberships m join app.organizations o on o.id = m.organization_id
+           where m.user_id = for_user and not m.disabled);
+end $$;
 
 -- request: {"keyHash": hex sha256 or null, "orgSlug": text or null, "source": address,
---           "buckets": [{"name", "perMinute", "burst"}], "authFailures": {"perMinute", "burst"}}
+--           "buckets": [{"name", "perMinute", "burst"}], "authFailures": {"perMinute", "burst"},
+--           "read": true for GET and HEAD}
 --
--- Returns {"ok": true} after setting the caller in transaction-local settings, or
--- {"error": {...}} for a refusal. Refusals are returned rather than raised so the
--- tokens they spend (failed authentication per source address) are kept.
+-- Returns {"ok": true, "userId"} after setting the caller in transaction-local
+-- settings, or {"error": {...}} (with "userId" once the key is known). Refusals are
+-- returned rather than raised so the tokens they spend are kept.
 --
 -- SECURITY DEFINER: this is the caller-less path. Before it runs there is no caller,
 -- so no policy could admit the key lookup; it reads only what authentication needs.
@@ -49,16 +51,6 @@ begin
       'message', 'The API key is missing, invalid, expired or revoked.'));
   end if;
 
-  -- Every key of one user shares that user's budgets.
-  wait := app.take_tokens((
-    select coalesce(jsonb_agg(jsonb_build_object('key', 'user:' || key.user_id || ':' || (b->>'name'),
-                                                 'perMinute', b->'perMinute', 'burst', b->'burst')), '[]')
-    from jsonb_array_elements(coalesce(request->'buckets', '[]')) b));
-  if wait > 0 then
-    return jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
-      'message', 'Rate limit reached; retry after the indicated number of seconds.', 'retryAfter', wait));
-  end if;
-
   -- A write per request would make the key row hot; minute precision is enough.
   if key.last_used_at is null or key.last_used_at < at - interval '1 minute' then
     update app.api_keys set last_used_at = at where id = key.id;
@@ -68,7 +60,7 @@ begin
 
   if wanted_slug is null then
     if jsonb_array_length(selectable) > 1 then
-      return jsonb_build_object('error', jsonb_build_object('code', 'ORG_SLUG_REQUIRED', 'status', 400,
+      return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'ORG_SLUG_REQUIRED', 'status', 400,
         'message', 'This key''s user belongs to several organizations; send X-Organization-Slug.',
         'data', jsonb_build_object('organizations', selectable)));
     end if;
@@ -76,7 +68,7 @@ begin
       from app.memberships m join app.organizations o on o.id = m.organization_id
      where m.user_id = key.user_id and not m.disabled;
     if chosen.id is null then
-      return jsonb_build_object('error', jsonb_build_object('code', 'ORG_FORBIDDEN', 'status', 403,
+      return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'ORG_FORBIDDEN', 'status', 403,
         'message', 'This key''s user has no active organization membership.',
         'data', jsonb_build_object('organizations', selectable)));
     end if;
@@ -86,12 +78,12 @@ begin
       left join app.memberships m on m.organization_id = o.id and m.user_id = key.user_id
      where lower(o.slug) = wanted_slug;
     if chosen.id is null then
-      return jsonb_build_object('error', jsonb_build_object('code', 'ORG_SLUG_INVALID', 'status', 404,
+      return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'ORG_SLUG_INVALID', 'status', 404,
         'message', 'No organization has that slug.',
         'data', jsonb_build_object('organizations', selectable)));
     end if;
     if chosen.role is null or chosen.disabled then
-      return jsonb_build_object('error', jsonb_build_object('code', 'ORG_FORBIDDEN', 'status', 403,
+      return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'ORG_FORBIDDEN', 'status', 403,
         'message', 'This key''s user is not an active member of that organization.',
         'data', jsonb_build_object('organizations', selectable)));
     end if;
@@ -101,33 +93,79 @@ begin
           set_config('app.org_id', chosen.id::text, true),
           set_config('app.role', chosen.role, true),
           set_config('app.key_id', key.id::text, true);
-  return jsonb_build_object('ok', true);
+  return jsonb_build_object('ok', true, 'userId', key.user_id);
 end $$;
 
--- One request, one statement: authenticate, then run the operation under the
--- caller's row-level security. Runs as the request role (SECURITY INVOKER).
+-- Takes one token from each of the request's buckets for a key holder (every key of
+-- one user shares them). Returns 0, or the whole seconds to wait.
+create or replace function app.charge_key_holder(holder uuid, request jsonb) returns integer language plpgsql as $$
+begin
+  return app.take_tokens((
+    select coalesce(jsonb_agg(jsonb_build_object('key', 'user:' || holder || ':' || (b->>'name'),
+                                                 'perMinute', b->'perMinute', 'burst', b->'burst')), '[]')
+    from jsonb_array_elements(coalesce(request->'buckets', '[]')) b));
+end $$;
+
+create or replace function app.rate_limited(wait integer) returns jsonb language sql immutable as $$
+  select jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
+    'message', 'Rate limit reached; retry after the indicated number of seconds.', 'retryAfter', wait))
+$$;
+
+-- One request, one statement: authenticate, run the operation under the caller's
+-- row-level security, then charge the caller's budgets. Runs as the request role.
 --
--- A domain refusal (SQLSTATE TL000) is caught here so the budget the request spent
--- stays spent; the refusal's own writes roll back with its subtransaction. Any other
--- error propagates and the whole statement rolls back.
+-- Budgets are charged after the operation, just before commit, so the bucket row
+-- every request of one user shares stays locked only for the commit, not for the
+-- whole operation. An operation over budget is rolled back with its subtransaction,
+-- so a refused request has no effect and costs nothing. A domain refusal (SQLSTATE
+-- TL000) is caught here and still charged; any other error aborts the statement.
+--
+-- Reads commit asynchronously: all they write is budget and key-usage bookkeeping,
+-- whose loss in a crash harms nothing, and waiting for a WAL flush would dominate
+-- their latency.
 create or replace function app.handle(request jsonb, operation text, args jsonb) returns jsonb
 language plpgsql as $$
 declare
   outcome jsonb := app.authenticate(request);
+  holder uuid := (outcome->>'userId')::uuid;
   result jsonb;
-  refusal text;
+  refusal jsonb;
+  wait integer;
 begin
-  if outcome ? 'error' then
+  if coalesce((request->>'read')::boolean, false) then
+    perform set_config('synchronous_commit', 'off', true);
+  end if;
+  if outcome ? 'error' or operation is null then
+    if holder is not null then
+      wait := app.charge_key_holder(holder, request);
+      if wait > 0 then
+        return app.rate_limited(wait);
+      end if;
+    end if;
     return outcome;
   end if;
-  if operation is null then
-    return outcome;
-  end if;
+
   begin
     execute format('select api.%I($1)', operation) into result using args;
+    wait := app.charge_key_holder(holder, request);
+    if wait > 0 then
+      raise exception using errcode = 'TL429', message = wait::text;
+    end if;
     return jsonb_build_object('ok', true, 'body', result);
-  exception when sqlstate 'TL000' then
-    get stacked diagnostics refusal = pg_exception_detail;
-    return jsonb_build_object('error', refusal::jsonb || jsonb_build_object('message', sqlerrm));
+  exception
+    when sqlstate 'TL429' then
+      return app.rate_limited(sqlerrm::integer);
+    when sqlstate 'TL000' then
+      declare
+        detail text;
+      begin
+        get stacked diagnostics detail = pg_exception_detail;
+        refusal := jsonb_build_object('error', detail::jsonb || jsonb_build_object('message', sqlerrm));
+      end;
   end;
+  wait := app.charge_key_holder(holder, request);
+  if wait > 0 then
+    return app.rate_limited(wait);
+  end if;
+  return refusal;
 end $$;

@@ -9,15 +9,16 @@ $$;
 
 -- 'edit', 'read' or null: what the caller may do with a project.
 -- Owners and admins edit every project; others hold what grants give them.
-create or replace function app.project_access(project uuid) returns text language sql stable as $$
-  select case
+create or replace function app.project_access(project uuid) returns text language plpgsql stable as $$
+begin
+  return case
     when app.is_admin() then 'edit'
     else (select case when bool_or(pa.level = 'edit') then 'edit' when count(*) > 0 then 'read' end
             from app.project_access pa
            where pa.organization_id = app.org_id() and pa.project_id = project
-             and (pa.user_id = app.user_id() or pa.team_id in (select app.my_team_ids())))
-  end
-$$;
+             and (pa.user_id = app.user_id() or pa.team_id in (select t from app.my_team_ids() t)))
+  end;
+end $$;
 
 create or replace function app.can_edit_project(project uuid) returns boolean language sql stable as $$
   select app.has_editing_role() and app.project_access(project) = 'edit'

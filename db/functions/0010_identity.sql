@@ -1,29 +1,25 @@
 -- GET /api/v1/me, /teams, /models.
 
--- A competence grant counts while it is neither revoked nor expired.
-create or replace function app.holds_competence(competence text) returns boolean language sql stable as $$
-  select exists (
-    select 1 from app.competence_grants g
+-- Competence grants count while they are neither revoked nor expired.
+create or replace function app.capabilities() returns jsonb language plpgsql stable as $$
+declare
+  live text[] := array(
+    select g.competence from app.competence_grants g
      where g.organization_id = app.org_id() and g.user_id = app.user_id()
-       and g.competence = holds_competence.competence
-       and g.revoked_at is null and (g.expires_at is null or g.expires_at > app.now()))
-$$;
-
-create or replace function app.capabilities() returns jsonb language sql stable as $$
-  select jsonb_build_object(
+       and g.revoked_at is null and (g.expires_at is null or g.expires_at > app.now()));
+  sharing jsonb := (select o.skill_sharing_policy from app.organizations o where o.id = app.org_id());
+begin
+  return jsonb_build_object(
     'developer', app.has_developer_role(),
     'deploymentEditor', exists (select 1 from app.deployment_editors d where d.user_id = app.user_id()),
-    'notificationExport', app.is_admin() or app.holds_competence('notifications.export'),
-    'skillPublish', (
-      select o.skill_sharing_policy is null
-             or coalesce(o.skill_sharing_policy->'roles', '[]') ? app.role()
-             or app.holds_competence('skills.publish')
-        from app.organizations o where o.id = app.org_id()),
-    'actAs', app.is_admin() or app.holds_competence('rest.act-as'))
-$$;
+    'notificationExport', app.is_admin() or 'notifications.export' = any (live),
+    'skillPublish', sharing is null or coalesce(sharing->'roles', '[]') ? app.role() or 'skills.publish' = any (live),
+    'actAs', app.is_admin() or 'rest.act-as' = any (live));
+end $$;
 
-create or replace function api.me(args jsonb) returns jsonb language sql stable as $$
-  select jsonb_build_object(
+create or replace function api.me(args jsonb) returns jsonb language plpgsql stable as $$
+begin
+  return jsonb_build_object(
     'user', (select jsonb_build_object('id', u.id, 'email', u.email, 'name', u.name,
                                        'emailVerified', u.email_verified)
                from app.users u where u.id = app.user_id()),
@@ -34,15 +30,16 @@ create or replace function api.me(args jsonb) returns jsonb language sql stable 
                        where m.user_id = app.user_id() and not m.disabled),
     'capabilities', app.capabilities(),
     'key', (select jsonb_build_object('name', k.name, 'expiresAt', app.ms(k.expires_at))
-              from app.api_keys k where k.id = nullif(current_setting('app.key_id', true), '')::uuid))
-$$;
+              from app.api_keys k where k.id = nullif(current_setting('app.key_id', true), '')::uuid));
+end $$;
 
-create or replace function api.teams_list(args jsonb) returns jsonb language sql stable as $$
-  select jsonb_build_object('teams', coalesce(jsonb_agg(jsonb_build_object(
-           'id', t.id, 'name', t.name,
-           'member', t.id in (select app.my_team_ids())) order by lower(t.name), t.id), '[]'))
-  from app.teams t where t.organization_id = app.org_id()
-$$;
+create or replace function api.teams_list(args jsonb) returns jsonb language plpgsql stable as $$
+begin
+  return (select jsonb_build_object('teams', coalesce(jsonb_agg(jsonb_build_object(
+            'id', t.id, 'name', t.name,
+            'member', t.id in (select m from app.my_team_ids() m)) order by lower(t.name), t.id), '[]'))
+            from app.teams t where t.organization_id = app.org_id());
+end $$;
 
 -- Coding harnesses a project agent may run on: deployment-wide.
 create or replace function app.harnesses() returns jsonb language sql immutable as $$
@@ -57,7 +54,9 @@ $$;
 create or replace function app.model_catalog() returns table (
   id text, provider_slug text, context_window integer, max_output_tokens integer,
   capabilities jsonb, pricing jsonb, is_default boolean
-) language sql stable as $$
+) language plpgsql stable as $$
+begin
+  return query
   select m.id, m.provider_slug, m.context_window, m.max_output_tokens, m.capabilities, m.pricing, m.is_default
     from app.models m
    where m.organization_id = app.org_id()
@@ -65,17 +64,18 @@ create or replace function app.model_catalog() returns table (
           or exists (select 1 from app.model_providers p
                       where p.organization_id = m.organization_id and p.slug = m.provider_slug))
   union all
-  select 'local-echo', 'local', 8192, 1024, '["chat"]'::jsonb, null, false
-   where not exists (select 1 from app.models m where m.organization_id = app.org_id() and m.id = 'local-echo')
-$$;
+  select 'local-echo', 'local', 8192, 1024, '["chat"]'::jsonb, null::jsonb, false
+   where not exists (select 1 from app.models m where m.organization_id = app.org_id() and m.id = 'local-echo');
+end $$;
 
-create or replace function api.models_list(args jsonb) returns jsonb language sql stable as $$
-  select jsonb_build_object(
+create or replace function api.models_list(args jsonb) returns jsonb language plpgsql stable as $$
+begin
+  return jsonb_build_object(
     'models', (select coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                  'id', c.id, 'providerSlug', c.provider_slug, 'contextWindow', c.context_window,
                  'maxOutputTokens', c.max_output_tokens, 'capabilities', c.capabilities,
                  'pricing', c.pricing)) || jsonb_build_object('default', c.is_default)
                  order by c.provider_slug, c.id), '[]')
                from app.model_catalog() c),
-    'harnesses', app.harnesses())
-$$;
+    'harnesses', app.harnesses());
+end $$;

@@ -6,7 +6,7 @@ create policy project_access_select on app.project_access for select to api
   using (organization_id = (select app.org_id())
          and ((select app.is_admin())
               or user_id = (select app.user_id())
-              or team_id in (select app.my_team_ids())));
+              or team_id in (select t from app.my_team_ids() t)));
 
 -- The creator's own edit grant is written by project creation; admins manage the rest.
 create policy project_access_insert on app.project_access for insert to api

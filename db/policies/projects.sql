@@ -8,7 +8,7 @@ create policy projects_select on app.projects for select to api
               or id in (select pa.project_id from app.project_access pa
                          where pa.organization_id = (select app.org_id())
                            and (pa.user_id = (select app.user_id())
-                                or pa.team_id in (select app.my_team_ids())))));
+                                or pa.team_id in (select t from app.my_team_ids() t)))));
 
 -- Editors and above create projects in the selected organization.
 create policy projects_insert on app.projects for insert to api
