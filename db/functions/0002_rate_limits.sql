@@ -7,41 +7,54 @@
 
 -- buckets: [{"key": "...", "perMinute": 120, "burst": 200}, ...]
 -- Returns 0 when taken, else the whole seconds to wait before a token is available.
+--
+-- The common path is one UPDATE per bucket: it refills, takes a token when one is
+-- there and reports whether it did, holding the row lock only until commit. A row
+-- is inserted the first time a bucket is used; when a later bucket refuses, tokens
+-- taken from earlier ones are put back.
 create or replace function app.take_tokens(buckets jsonb) returns integer
 language plpgsql security definer set search_path = pg_catalog, app as $$
 declare
   spec record;
-  available double precision;
-  wait_seconds double precision := 0;
   at timestamptz := app.now();
-  refills jsonb := '{}';
+  was_granted boolean;
+  left_over double precision;
+  taken text[] := '{}';
 begin
-  -- Lock in key order so concurrent requests naming the same buckets never deadlock.
+  -- Key order, so concurrent requests naming the same buckets never deadlock.
   for spec in
     select b->>'key' as key, (b->>'perMinute')::double precision as per_minute,
            (b->>'burst')::double precision as burst
     from jsonb_array_elements(buckets) b order by b->>'key'
   loop
-    insert into app.rate_buckets (bucket, tokens, refreshed_at)
-    values (spec.key, spec.burst, at) on conflict (bucket) do nothing;
+    loop
+      -- Every expression reads the locked row itself (never a separate read of it),
+      -- so a concurrent take re-evaluates against the version it waited for.
+      update app.rate_buckets r
+         set tokens = least(spec.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * spec.per_minute / 60)
+                      - case when least(spec.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * spec.per_minute / 60) >= 1
+                             then 1 else 0 end,
+             granted = least(spec.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * spec.per_minute / 60) >= 1,
+             refreshed_at = greatest(r.refreshed_at, at)
+       where r.bucket = spec.key
+      returning r.granted, r.tokens into was_granted, left_over;
+      exit when found;
+      insert into app.rate_buckets (bucket, tokens, refreshed_at, granted)
+      values (spec.key, spec.burst - 1, at, true) on conflict (bucket) do nothing;
+      if found then
+        was_granted := true;
+        exit;
+      end if;
+    end loop;
 
-    select least(spec.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * spec.per_minute / 60)
-      into available
-    from app.rate_buckets r where r.bucket = spec.key for update;
-
-    if available < 1 then
-      wait_seconds := greatest(wait_seconds, (1 - available) * 60 / spec.per_minute);
+    if not was_granted then
+      if cardinality(taken) > 0 then
+        update app.rate_buckets r set tokens = r.tokens + 1 where r.bucket = any (taken);
+      end if;
+      return greatest(1, ceil((1 - left_over) * 60 / spec.per_minute))::integer;
     end if;
-    refills := refills || jsonb_build_object(spec.key, available);
+    taken := taken || spec.key;
   end loop;
-
-  if wait_seconds > 0 then
-    return greatest(1, ceil(wait_seconds))::integer;
-  end if;
-
-  update app.rate_buckets r
-     set tokens = (refills->>r.bucket)::double precision - 1, refreshed_at = at
-   where r.bucket in (select jsonb_object_keys(refills));
   return 0;
 end $$;
 

@@ -68,12 +68,14 @@ declare
   page_size integer := least(coalesce((args->>'limit')::numeric, 50), 100)::integer;
   filters jsonb;
   resume_at jsonb;
-  after_created timestamptz;
-  after_id uuid;
+  -- Without a cursor the page starts above every row, so the keyset condition is
+  -- always an index range, also in a generic plan.
+  after_created timestamptz := 'infinity';
+  after_id uuid := 'ffffffff-ffff-ffff-ffff-ffffffffffff';
   rows jsonb;
-  last_row record;
+  last_position jsonb;
   more boolean;
-  next_cursor text := '';
+  next_cursor text;
 begin
   if args ? 'externalItemId' then
     if args ?| array['limit', 'cursor', 'archived'] then
@@ -94,30 +96,28 @@ begin
     after_id := (resume_at->>1)::uuid;
   end if;
 
-  with page as (
-    select p from app.projects p
+  -- One row more than the page tells whether another page follows.
+  select coalesce(jsonb_agg(app.project_json(page.p) order by page.n) filter (where page.n <= page_size), '[]'),
+         count(*) > page_size,
+         (array_agg(jsonb_build_array((extract(epoch from (page.p).created_at) * 1000000)::bigint, (page.p).id))
+            filter (where page.n = page_size))[1]
+    into rows, more, last_position
+  from (
+    select p, row_number() over (order by p.created_at desc, p.id desc) as n
+      from app.projects p
      where p.organization_id = app.org_id()
+       and (p.created_at, p.id) < (after_created, after_id)
        and case archived when 'only' then p.archived_at is not null
                          when 'include' then true
                          else p.archived_at is null end
-       and (after_id is null or (p.created_at, p.id) < (after_created, after_id))
      order by p.created_at desc, p.id desc
      limit page_size + 1
-  ), numbered as (
-    select p, row_number() over () as n from page
-  )
-  select coalesce(jsonb_agg(app.project_json(p) order by n) filter (where n <= page_size), '[]'),
-         count(*) > page_size
-    into rows, more
-  from numbered;
+  ) page;
 
   if more then
-    select (rows->(page_size - 1)->>'id')::uuid as id into last_row;
-    next_cursor := app.cursor_issue('projects', filters, (
-      select jsonb_build_array((extract(epoch from p.created_at) * 1000000)::bigint, p.id)
-        from app.projects p where p.organization_id = app.org_id() and p.id = last_row.id));
-    return jsonb_build_object('projects', rows, 'isDone', false, 'continueCursor', next_cursor,
-                              'cursor', next_cursor);
+    next_cursor := app.cursor_issue('projects', filters, last_position);
+    -- `cursor` is the deprecated name of continueCursor, present while pages remain.
+    return jsonb_build_object('projects', rows, 'isDone', false, 'continueCursor', next_cursor, 'cursor', next_cursor);
   end if;
   return jsonb_build_object('projects', rows, 'isDone', true, 'continueCursor', '');
 end $$;
