@@ -24,6 +24,9 @@ const schema = v.object({
   // Scales every rate budget (benchmarks raise it; 1 is the documented budget).
   RATE_LIMIT_SCALE: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a positive number'),
     v.transform(Number), v.number(), v.minValue(0.001)), '1'),
+  // Headers plus body must arrive within this many milliseconds (the spec's 15 minutes).
+  REQUEST_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be milliseconds'), v.transform(Number),
+    v.number(), v.minValue(100)), '900000'),
   // Port of the embedded PostgreSQL that runs when DATABASE_URL is unset.
   EMBEDDED_PG_PORT: v.optional(port, '54329'),
 })
@@ -32,7 +35,7 @@ export type Config = v.InferOutput<typeof schema> & { publicBaseUrl: string }
 
 // Variables of this service share these prefixes; any other variable is the
 // environment's business, but a misspelt one of ours is caught here.
-const ownPrefixes = ['S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG']
+const ownPrefixes = ['S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = new Set(Object.keys(schema.entries))

@@ -8,6 +8,7 @@ import { healthRoutes } from './routes/health.ts'
 import { identityRoutes } from './routes/identity.ts'
 import { projectRoutes } from './routes/projects.ts'
 import type { Route } from './routes/route.ts'
+import { documentationRoutes } from './openapi/routes.ts'
 
 export interface RunningService {
   url: string
@@ -15,14 +16,22 @@ export interface RunningService {
   close: () => Promise<void>
 }
 
-export function allRoutes(requests: Parameters<typeof healthRoutes>[0]): Route[] {
-  return [...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes]
+export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config): Route[] {
+  const routes: Route[] = [...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes]
+  routes.push(...documentationRoutes(() => routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))
+  return routes
 }
 
-export async function startService(config: Config, databaseUrl: string, options: { port?: number; log?: Logger } = {}): Promise<RunningService> {
+export interface ServiceOptions {
+  port?: number
+  log?: Logger
+  onQuery?: (query: string) => void
+}
+
+export async function startService(config: Config, databaseUrl: string, options: ServiceOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config.LOG_LEVEL)
-  const requests = requestPool(databaseUrl)
-  const server = createApp({ config, requests, routes: allRoutes(requests), log })
+  const requests = requestPool(databaseUrl, 10, options.onQuery)
+  const server = createApp({ config, requests, routes: allRoutes(requests, config), log })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? config.PORT, '0.0.0.0', () => resolve())

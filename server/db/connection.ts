@@ -15,7 +15,15 @@ export function ownerPool(url: string, max = 4): Sql {
   return postgres(url, { ...common, max })
 }
 
-export function requestPool(url: string, max = 10): Sql {
+/** onQuery observes every statement sent (benchmarks count round trips with it). */
+export function requestPool(url: string, max = 10, onQuery?: (query: string) => void): Sql {
   // The startup packet sets the session role; no request can run before it holds.
-  return postgres(url, { ...common, max, connection: { options: '-c role=api' } })
+  // Generic plans: every request statement runs inside functions whose queries differ
+  // only in parameters, and re-planning them with their row-level security
+  // expansions per call costs more than the queries themselves.
+  return postgres(url, {
+    ...common, max,
+    connection: { options: '-c role=api -c plan_cache_mode=force_generic_plan' },
+    ...(onQuery ? { debug: (_connection: number, query: string) => onQuery(query) } : {}),
+  })
 }

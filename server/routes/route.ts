@@ -16,9 +16,12 @@ export interface Input {
 
 export interface Reply {
   status: number
+  /** A JSON body. */
   body?: unknown
-  headers?: Record<string, string>
+  /** A non-JSON body (HTML, scripts, assets), sent with contentType. */
+  raw?: Buffer | string
   contentType?: string
+  headers?: Record<string, string>
 }
 
 interface Common {

@@ -6,19 +6,49 @@ import { HttpError, invalidBody } from './errors.ts'
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
 const tooLarge = (limitBytes: number) =>
-  new HttpError(413, 'BODY_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limitBytes })
+  new HttpError(413, 'BODY_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limitBytes }, { connection: 'close' })
 
-export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+export const requestTimeout = () =>
+  new HttpError(408, 'REQUEST_TIMEOUT', 'The request did not arrive completely in time.', {}, { connection: 'close' })
+
+/**
+ * Emitted on a request whose headers and body did not arrive within the request
+ * timeout (see createApp): a body still being read is refused with REQUEST_TIMEOUT.
+ */
+export const REQUEST_TIMED_OUT = Symbol('request timed out')
+
+/**
+ * Reads a body, refusing it as soon as it exceeds the cap (before reading at all
+ * when Content-Length already does) or when the request timeout strikes first.
+ */
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'])
-  if (Number.isFinite(declared) && declared > limitBytes) throw tooLarge(limitBytes)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limitBytes) throw tooLarge(limitBytes)
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, size)
+  if (Number.isFinite(declared) && declared > limitBytes) return Promise.reject(tooLarge(limitBytes))
+  // A client that asked to continue sends its body only now that it is wanted.
+  ;(req as IncomingMessage & { acceptBody?: () => void }).acceptBody?.()
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limitBytes) finish(tooLarge(limitBytes))
+      else chunks.push(chunk)
+    }
+    const onEnd = () => finish(null)
+    const onError = (error: Error) => finish(error)
+    const onTimeout = () => finish(requestTimeout())
+    function finish(error: Error | null) {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off(REQUEST_TIMED_OUT, onTimeout)
+      if (error) {
+        // Stop reading: the connection closes after the refusal.
+        req.pause()
+        reject(error)
+      } else {
+        resolve(Buffer.concat(chunks, size))
+      }
+    }
+    req.on('data', onData).on('end', onEnd).on('error', onError).on(REQUEST_TIMED_OUT, onTimeout)
+  })
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })

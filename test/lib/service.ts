@@ -3,7 +3,7 @@
 import type { Test } from 'tap'
 import { loadConfig } from '../../server/config.ts'
 import { startService } from '../../server/service.ts'
-import { createLogger } from '../../server/log.ts'
+import { createLogger, type Level, type Logger } from '../../server/log.ts'
 import { seed, type SeedFile, type SeedResult } from '../../server/admin/operations.ts'
 import { freshDatabase, type TestDatabase } from './db.ts'
 import { seedFile } from './fixtures.ts'
@@ -30,10 +30,22 @@ export interface TestService {
   seed: (file: Partial<SeedFile>) => Promise<SeedResult>
 }
 
-export async function startTestService(t: Test, env: Record<string, string> = {}): Promise<TestService> {
+export interface LogEntry {
+  level: string
+  message: string
+  fields: Record<string, unknown>
+}
+
+export async function startTestService(t: Test, env: Record<string, string> = {}, logs?: LogEntry[]): Promise<TestService> {
   const db = await freshDatabase()
   const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'silent', ...env })
-  const service = await startService(config, db.url, { port: 0, log: createLogger(process.env.TEST_LOG_LEVEL as 'debug' ?? 'silent') })
+  const quiet = createLogger((process.env.TEST_LOG_LEVEL as Level | undefined) ?? 'silent')
+  const record = (level: keyof Logger) => (message: string, fields: Record<string, unknown> = {}) => {
+    logs?.push({ level, message, fields })
+    quiet[level](message, fields)
+  }
+  const log: Logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') }
+  const service = await startService(config, db.url, { port: 0, log })
   t.teardown(async () => {
     await service.close()
     await db.drop()

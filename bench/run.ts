@@ -1,0 +1,153 @@
+// `npm run bench`: the API under load beside a floor that runs the same SQL through
+// the same driver with no HTTP. Seeds an organization with 10,000 projects in a
+// database of its own, then prints a Markdown table for BENCHMARKS.md.
+//
+//   npm run bench                      (embedded PostgreSQL unless DATABASE_URL is set)
+//   BENCH_DURATION=20 npm run bench    (seconds per measurement; default 10)
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import postgres from 'postgres'
+import autocannon from 'autocannon'
+import { ownerPool, requestPool } from '../server/db/connection.ts'
+import { migrate } from '../server/db/migrate.ts'
+import { seed } from '../server/admin/operations.ts'
+import { hashApiKey } from '../server/auth/credentials.ts'
+import { rateBudgets } from '../server/auth/rate-budgets.ts'
+import { startEmbedded } from '../server/db/embedded.ts'
+import { loadConfig } from '../server/config.ts'
+import { startService } from '../server/service.ts'
+import { createLogger } from '../server/log.ts'
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10)
+const CONNECTIONS = 32
+const PROJECTS = 10_000
+const PORT = Number(process.env.BENCH_PORT ?? 3900)
+// Budgets high enough that the benchmark measures the service, not its limits.
+const SCALE = 1_000_000
+
+interface Figures { rps: number; p50: number; p99: number; errors: number }
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+async function prepareDatabase(baseUrl: string): Promise<{ url: string; key: string }> {
+  const maintenance = postgres(withDatabase(baseUrl, 'postgres'), { max: 1, onnotice: () => {} })
+  await maintenance.unsafe('drop database if exists tale_bench with (force)')
+  await maintenance.unsafe('create database tale_bench')
+  await maintenance.end()
+  const url = withDatabase(baseUrl, 'tale_bench')
+  const owner = ownerPool(url, 1)
+  await migrate(owner)
+  const seeded = await seed(owner, {
+    organizations: [{ slug: 'bench', name: 'Bench' }],
+    users: [{ email: 'owner@bench.test', name: 'Bench Owner', emailVerified: true,
+              memberships: [{ org: 'bench', role: 'owner', disabled: false }], keys: [{ name: 'bench', expiresAt: null }] }],
+    teams: [], projects: [], providers: [], models: [], secrets: [], grants: [],
+  })
+  // Created through the same SQL as POST /api/v1/projects, with explicit keys so
+  // seeding does not spend its time re-deriving colliding keys.
+  await owner`
+    select app.operator_project_create(app.operator_org_id('bench'), app.operator_user_id('owner@bench.test'),
+                                       'Project ' || n, 'P' || n)
+      from generate_series(1, ${PROJECTS}) n`
+  await owner`analyze`
+  await owner.end()
+  return { url, key: seeded.users['owner@bench.test']!.keys.bench! }
+}
+
+async function startServer(url: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), RATE_LIMIT_SCALE: String(SCALE), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${PORT}/api/health`)).ok) return child
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  child.kill()
+  throw new Error('the service did not start')
+}
+
+async function loadHttp(path: string, key: string): Promise<Figures> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${PORT}${path}`, connections: CONNECTIONS, duration: DURATION,
+    headers: { authorization: `Bearer ${key}` },
+  })
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors }
+}
+
+// The floor: the statement the server sends for this operation, from 32 concurrent
+// callers over a pool of the server's size, with no HTTP in between.
+async function loadFloor(url: string, key: string, operation: string, args: object | null): Promise<Figures> {
+  const sql = requestPool(url)
+  const budgets = rateBudgets(SCALE)
+  const auth = { keyHash: hashApiKey(key), orgSlug: null, source: '127.0.0.1', buckets: [budgets.general],
+                 authFailures: budgets.authFailures, read: true }
+  const latencies: number[] = []
+  let errors = 0
+  const until = performance.now() + DURATION * 1000
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    while (performance.now() < until) {
+      const began = performance.now()
+      const [row] = await sql`select app.handle(${sql.json(auth as never)}, ${operation}, ${args === null ? null : sql.json(args as never)}) as outcome`
+      if (!row?.outcome?.ok) errors++
+      latencies.push(performance.now() - began)
+    }
+  }))
+  await sql.end()
+  latencies.sort((a, b) => a - b)
+  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100
+  return { rps: latencies.length / DURATION, p50: at(0.5), p99: at(0.99), errors }
+}
+
+// Statements the service sends per request, counted at the driver of an in-process
+// instance: each is one round trip to PostgreSQL.
+async function statementsPerRequest(url: string, path: string, key: string, requests: number): Promise<number> {
+  let statements = 0
+  const config = loadConfig({ DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: String(SCALE) })
+  const service = await startService(config, url, { port: 0, log: createLogger('silent'), onQuery: () => { statements++ } })
+  // Connections open lazily; count steady-state requests only.
+  await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
+  statements = 0
+  for (let i = 0; i < requests; i++) await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
+  await service.close()
+  return statements / requests
+}
+
+const embedded = process.env.DATABASE_URL ? null : await startEmbedded({ dataDir: '.data/bench-postgres', port: 54331, database: 'postgres' })
+const baseUrl = process.env.DATABASE_URL ?? embedded!.url
+const { url, key } = await prepareDatabase(baseUrl)
+const server = await startServer(url)
+try {
+  const rows: string[] = []
+  const cases = [
+    { path: '/api/v1/me', operation: 'me', args: {} },
+    { path: '/api/v1/projects?limit=20', operation: 'projects_list', args: { limit: 20 } },
+  ]
+  for (const c of cases) {
+    await loadHttp(c.path, key) // warm-up: plans cached, pools filled
+    const http = await loadHttp(c.path, key)
+    const floor = await loadFloor(url, key, c.operation, c.args)
+    const statements = await statementsPerRequest(url, c.path, key, 200)
+    rows.push(`| GET ${c.path} | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} |`)
+  }
+  const [version] = await postgres(url, { max: 1 })`select current_setting('server_version') as v`
+  process.stdout.write([
+    `${CONNECTIONS} connections, ${DURATION} s each, ${PROJECTS} projects, PostgreSQL ${version!.v}, Node ${process.version}`,
+    '',
+    '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per request | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n'))
+} finally {
+  server.kill('SIGTERM')
+  await once(server, 'exit')
+  await embedded?.stop()
+}
+process.exit(0)

@@ -1,0 +1,41 @@
+// What a request presents for authentication: the key (hashed here, never sent to
+// the database in plaintext), the organization slug, the source address and the
+// budgets the route draws on.
+import type { IncomingMessage } from 'node:http'
+import { HttpError } from '../transport/errors.ts'
+import { hashApiKey } from './credentials.ts'
+import type { Budget, RateBudgets } from './rate-budgets.ts'
+import type { Bucket } from '../routes/route.ts'
+
+export interface AuthRequest {
+  keyHash: string | null
+  orgSlug: string | null
+  source: string
+  buckets: Budget[]
+  authFailures: Omit<Budget, 'name'>
+  /** A read writes nothing the caller must find after a crash (see app.handle). */
+  read: boolean
+}
+
+const bearer = /^Bearer +(\S+) *$/i
+
+export function authRequest(req: IncomingMessage, routeBuckets: Bucket[] | undefined, budgets: RateBudgets): AuthRequest {
+  // x-api-key is refused even beside a valid Bearer header.
+  if (req.headers['x-api-key'] !== undefined) {
+    throw new HttpError(401, 'UNAUTHORIZED', 'Send the API key as Authorization: Bearer <API_KEY>; x-api-key is not accepted.')
+  }
+  const authorization = req.headers.authorization
+  const match = authorization === undefined ? null : bearer.exec(authorization)
+  if (authorization !== undefined && !match) {
+    throw new HttpError(401, 'UNAUTHORIZED', 'Send the API key as Authorization: Bearer <API_KEY>.')
+  }
+  const slug = req.headers['x-organization-slug']
+  return {
+    keyHash: match?.[1] ? hashApiKey(match[1]) : null,
+    orgSlug: typeof slug === 'string' ? slug : null,
+    source: req.socket.remoteAddress ?? 'unknown',
+    buckets: [budgets.general, ...(routeBuckets ?? []).map((name) => budgets[name])],
+    authFailures: budgets.authFailures,
+    read: req.method === 'GET' || req.method === 'HEAD',
+  }
+}

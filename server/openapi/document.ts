@@ -1,0 +1,143 @@
+// /openapi.json, generated from the route declarations: the same schemas that check
+// requests describe them here, so the document cannot drift from the running code.
+import { toJsonSchema } from '@valibot/to-json-schema'
+import * as v from 'valibot'
+import type { Route } from '../routes/route.ts'
+import type { Schema } from '../transport/validation.ts'
+
+type Json = Record<string, unknown>
+
+const errorDescriptions: Record<number, string> = {
+  400: 'Malformed request, unknown body key, invalid query, or organization slug required',
+  401: 'Missing, invalid, expired or revoked API key; x-api-key used',
+  403: 'Valid key lacking a capability, role or project access',
+  404: 'Absent, invisible or belonging to another user',
+  405: 'Unsupported verb on an existing route',
+  408: 'Headers plus body not complete in time; the connection closes',
+  409: 'State refuses the action, or a duplicate',
+  413: 'Body too large',
+  414: 'Request URI too long',
+  429: 'Rate limited; wait Retry-After seconds',
+  500: 'Internal error',
+  503: 'A backing service is unavailable',
+}
+
+// Every authenticated operation can answer these, whatever its own refusals.
+const transportErrors = [400, 401, 403, 405, 408, 413, 414, 429, 500]
+
+function jsonSchema(schema: Schema, typeMode: 'input' | 'output'): Json {
+  const converted = toJsonSchema(schema, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' }) as Json
+  delete converted.$schema
+  return converted
+}
+
+function parameters(schema: Schema | undefined, location: 'path' | 'query'): Json[] {
+  if (!schema) return []
+  const converted = jsonSchema(schema, 'input')
+  const properties = (converted.properties ?? {}) as Record<string, Json>
+  const required = new Set((converted.required ?? []) as string[])
+  return Object.entries(properties).map(([name, property]) => ({
+    name, in: location, required: location === 'path' || required.has(name), schema: property,
+  }))
+}
+
+const commonHeaders: Json[] = [
+  { $ref: '#/components/parameters/OrganizationSlug' },
+  { $ref: '#/components/parameters/RequestId' },
+]
+
+function operationObject(route: Route): Json {
+  const responses: Json = {}
+  const status = route.kind === 'operation' ? route.status ?? 200 : 200
+  const success: Json = { description: route.summary }
+  if (status !== 204 && route.response) {
+    const schema = jsonSchema(route.response, 'output')
+    success.content = { 'application/json': { schema } }
+  }
+  if (route.family) success['x-tale-pagination'] = route.family
+  if (route.kind === 'operation' && route.location) {
+    success.headers = { Location: { description: 'Path of the created resource', schema: { type: 'string' } } }
+  }
+  responses[String(status)] = success
+  if (route.method === 'GET' && route.kind === 'operation') responses['304'] = { description: 'Unchanged since the ETag sent in If-None-Match' }
+  const errors = route.kind === 'operation' ? [...new Set([...transportErrors, ...(route.errors ?? [])])].sort() : route.errors ?? []
+  for (const code of errors) {
+    responses[String(code)] = { $ref: `#/components/responses/Error${code}` }
+  }
+
+  const operation: Json = {
+    operationId: route.kind === 'operation' ? camel(route.operation) : camel(`${route.method} ${route.path}`),
+    summary: route.summary,
+    tags: [route.tag],
+    parameters: [
+      ...parameters(route.params, 'path'),
+      ...parameters(route.query, 'query'),
+      ...(route.kind === 'operation' ? commonHeaders : []),
+    ],
+    responses,
+  }
+  if (route.family) operation['x-tale-pagination'] = route.family
+  if (route.kind === 'keyless') operation.security = []
+  if (route.body) {
+    operation.requestBody = {
+      required: route.method !== 'DELETE',
+      content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+    }
+  }
+  if (route.kind === 'operation' && route.bodyLimit) operation['x-tale-body-limit'] = route.bodyLimit
+  return operation
+}
+
+function camel(text: string): string {
+  const words = text.split(/[^A-Za-z0-9]+/).filter(Boolean)
+  return words.map((w, i) => (i === 0 ? w.toLowerCase() : w[0]!.toUpperCase() + w.slice(1).toLowerCase())).join('')
+}
+
+const errorSchema = v.object({
+  error: v.string(),
+  code: v.optional(v.string()),
+  data: v.optional(v.record(v.string(), v.unknown())),
+  requestId: v.optional(v.string()),
+})
+
+export function openApiDocument(routes: Route[], options: { version: string; serverUrl: string }): Json {
+  const paths: Record<string, Json> = {}
+  for (const route of routes) {
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
+    paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: operationObject(route) }
+  }
+  const errorResponses: Record<string, Json> = {}
+  for (const [code, description] of Object.entries(errorDescriptions)) {
+    const response: Json = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+    if (code === '429') response.headers = { 'Retry-After': { description: 'Whole seconds to wait', schema: { type: 'integer' } } }
+    errorResponses[`Error${code}`] = response
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Tale automation, project and chat API',
+      version: options.version,
+      description: 'Server-to-server REST interface. Authenticate with Authorization: Bearer <API_KEY>; ' +
+        'select the organization with X-Organization-Slug when the key holder belongs to several.',
+    },
+    servers: [{ url: options.serverUrl }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key, sent whole' } },
+      parameters: {
+        OrganizationSlug: {
+          name: 'X-Organization-Slug', in: 'header', required: false, schema: { type: 'string' },
+          description: 'Required when the key holder belongs to several organizations; case-insensitive',
+        },
+        RequestId: {
+          name: 'X-Request-Id', in: 'header', required: false,
+          schema: { type: 'string', pattern: '^[A-Za-z0-9_=-]{1,255}$' },
+          description: 'Echoed back; replaced by a generated value when not acceptable',
+        },
+      },
+      schemas: { Error: jsonSchema(errorSchema, 'output') },
+      responses: errorResponses,
+    },
+  }
+}

@@ -1,0 +1,51 @@
+// An API operation: authentication, the caller's budgets, organization selection
+// and the SQL function, all in one statement and one round trip.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Sql } from '../db/connection.ts'
+import { authRequest, type AuthRequest } from '../auth/request.ts'
+import type { RateBudgets } from '../auth/rate-budgets.ts'
+import type { OperationRoute } from '../routes/route.ts'
+import { HttpError, rateLimited } from './errors.ts'
+import { readInput } from './input.ts'
+import { writeReply } from './respond.ts'
+
+interface Outcome {
+  ok?: boolean
+  body?: unknown
+  error?: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number }
+}
+
+export function operationServer(requests: Sql, budgets: RateBudgets) {
+  async function call(auth: AuthRequest, operation: string | null, args: unknown): Promise<Outcome> {
+    const [row] = await requests<{ outcome: Outcome }[]>`
+      select app.handle(${requests.json(auth as never)}, ${operation}, ${args === null ? null : requests.json(args as never)}) as outcome`
+    return row!.outcome
+  }
+
+  return async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const auth = authRequest(req, route.buckets, budgets)
+    const input = await readInput(route, req)
+    if (!input.ok) {
+      // Authentication decides first: an unauthenticated caller learns nothing of
+      // shapes, and a refused request still spends its budget.
+      const outcome = await call(auth, null, null)
+      if (outcome.error) throw refusal(outcome.error)
+      throw input.error
+    }
+    const { params, query, body } = input.value
+    const args = route.args ? route.args(input.value) : { ...params, ...query, ...(body as object) }
+    const outcome = await call(auth, route.operation, args)
+    if (outcome.error) throw refusal(outcome.error)
+    const headers: Record<string, string> = {}
+    if (route.location && outcome.body) headers.location = route.location(outcome.body as Record<string, unknown>)
+    writeReply(req, res, route.status ?? 200, { json: outcome.body ?? undefined }, headers)
+  }
+}
+
+function refusal(error: NonNullable<Outcome['error']>): HttpError {
+  const data = { ...(error.data ?? {}) }
+  const retryAfter = error.retryAfter ?? (data.retryAfter as number | undefined)
+  delete data.retryAfter
+  if (error.status === 429) return rateLimited(retryAfter ?? 1, error.message)
+  return new HttpError(error.status, error.code, error.message, data)
+}
