@@ -17,6 +17,7 @@ import { startEmbedded } from '../server/db/embedded.ts'
 import { loadConfig } from '../server/config.ts'
 import { startService } from '../server/service.ts'
 import { createLogger } from '../server/log.ts'
+import { callOperation } from '../server/transport/operation.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = 32
@@ -84,7 +85,7 @@ async function loadHttp(path: string, key: string): Promise<Figures> {
 // The floor: the statement the server sends for this operation, from 32 concurrent
 // callers over a pool of the server's size, with no HTTP in between.
 async function loadFloor(url: string, key: string, operation: string, args: object | null): Promise<Figures> {
-  const sql = requestPool(url)
+  const sql = requestPool(url, loadConfig({ ...process.env, DATABASE_URL: url }).DATABASE_POOL_SIZE)
   const budgets = rateBudgets(SCALE)
   const auth = { keyHash: hashApiKey(key), orgSlug: null, source: '127.0.0.1', buckets: [budgets.general],
                  authFailures: budgets.authFailures, read: true }
@@ -94,8 +95,8 @@ async function loadFloor(url: string, key: string, operation: string, args: obje
   await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
     while (performance.now() < until) {
       const began = performance.now()
-      const [row] = await sql`select app.handle(${sql.json(auth as never)}, ${operation}, ${args === null ? null : sql.json(args as never)}) as outcome`
-      if (!row?.outcome?.ok) errors++
+      const outcome = await callOperation(sql, auth, operation, args)
+      if (outcome.error) errors++
       latencies.push(performance.now() - began)
     }
   }))

@@ -1,5 +1,6 @@
 // Every environment variable the service reads, validated in one place. Unknown or
 // malformed values stop start-up with a message naming them.
+import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
@@ -27,6 +28,10 @@ const schema = v.object({
   // Headers plus body must arrive within this many milliseconds (the spec's 15 minutes).
   REQUEST_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be milliseconds'), v.transform(Number),
     v.number(), v.minValue(100)), '900000'),
+  // Connections of the request pool; requests wait for one beyond it. Measured in
+  // BENCHMARKS.md: about two per core serves best, more mostly adds contention.
+  DATABASE_POOL_SIZE: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
+    v.number(), v.minValue(1), v.maxValue(200)), String(Math.max(4, availableParallelism() * 2))),
   // Port of the embedded PostgreSQL that runs when DATABASE_URL is unset.
   EMBEDDED_PG_PORT: v.optional(port, '54329'),
 })
@@ -35,7 +40,7 @@ export type Config = v.InferOutput<typeof schema> & { publicBaseUrl: string }
 
 // Variables of this service share these prefixes; any other variable is the
 // environment's business, but a misspelt one of ours is caught here.
-const ownPrefixes = ['S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT']
+const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = new Set(Object.keys(schema.entries))

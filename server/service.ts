@@ -30,7 +30,7 @@ export interface ServiceOptions {
 
 export async function startService(config: Config, databaseUrl: string, options: ServiceOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config.LOG_LEVEL)
-  const requests = requestPool(databaseUrl, 10, options.onQuery)
+  const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery)
   const server = createApp({ config, requests, routes: allRoutes(requests, config), log })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

@@ -9,18 +9,23 @@ import { HttpError, rateLimited } from './errors.ts'
 import { readInput } from './input.ts'
 import { writeReply } from './respond.ts'
 
-interface Outcome {
-  ok?: boolean
-  body?: unknown
-  error?: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number }
+export interface Outcome {
+  /** The operation's JSON body as PostgreSQL wrote it, passed through unparsed. */
+  body: string | null
+  error: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number } | null
+}
+
+/** The one statement a request sends: authentication, budgets and the operation. */
+export async function callOperation(requests: Sql, auth: AuthRequest, operation: string | null, args: unknown): Promise<Outcome> {
+  const [row] = await requests<Outcome[]>`
+    select h.outcome->'error' as error,
+           case when jsonb_typeof(h.outcome->'body') <> 'null' then (h.outcome->'body')::text end as body
+      from app.handle(${requests.json(auth as never)}, ${operation}, ${args === null ? null : requests.json(args as never)}) as h(outcome)`
+  return row!
 }
 
 export function operationServer(requests: Sql, budgets: RateBudgets) {
-  async function call(auth: AuthRequest, operation: string | null, args: unknown): Promise<Outcome> {
-    const [row] = await requests<{ outcome: Outcome }[]>`
-      select app.handle(${requests.json(auth as never)}, ${operation}, ${args === null ? null : requests.json(args as never)}) as outcome`
-    return row!.outcome
-  }
+  const call = (auth: AuthRequest, operation: string | null, args: unknown) => callOperation(requests, auth, operation, args)
 
   return async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const auth = authRequest(req, route.buckets, budgets)
@@ -37,8 +42,9 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
     const outcome = await call(auth, route.operation, args)
     if (outcome.error) throw refusal(outcome.error)
     const headers: Record<string, string> = {}
-    if (route.location && outcome.body) headers.location = route.location(outcome.body as Record<string, unknown>)
-    writeReply(req, res, route.status ?? 200, { json: outcome.body ?? undefined }, headers)
+    if (route.location && outcome.body) headers.location = route.location(JSON.parse(outcome.body) as Record<string, unknown>)
+    writeReply(req, res, route.status ?? 200,
+      outcome.body === null ? {} : { raw: outcome.body, contentType: 'application/json; charset=utf-8' }, headers)
   }
 }
 
