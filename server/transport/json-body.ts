@@ -53,7 +53,6 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 
-const MAX_TIMESTAMP = 8_640_000_000_000_000
 
 /** Parses a body; undefined for an empty one. */
 export function parseJsonBody(raw: Buffer): unknown {
@@ -99,7 +98,3 @@ function checkString(value: string, path: string): void {
 }
 
 const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`)
-
-export function isTimestamp(value: number): boolean {
-  return Number.isInteger(value) && value >= 0 && value <= MAX_TIMESTAMP
-}

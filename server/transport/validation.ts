@@ -24,3 +24,12 @@ export function check<S extends Schema>(schema: S, value: unknown): { ok: true; 
 export const integerParam = (min: number) =>
   v.pipe(v.string(), v.regex(/^-?\d{1,16}$/, 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
 export const uuidParam = v.pipe(v.string(), v.uuid('must be an identifier'))
+
+/** A timestamp sent by a client: whole epoch milliseconds from 0 to 8640000000000000. */
+export const MAX_TIMESTAMP = 8_640_000_000_000_000
+export const timestamp = v.pipe(
+  v.number('must be epoch milliseconds'),
+  v.integer('must be a whole number of milliseconds'),
+  v.minValue(0, 'must not be before 1970-01-01'),
+  v.maxValue(MAX_TIMESTAMP, `must be at most ${MAX_TIMESTAMP}`),
+)
