@@ -77,3 +77,14 @@ returns void language sql as $$
   insert into app.audit_log (organization_id, actor_user_id, action, subject_type, subject_id, data)
   values (app.org_id(), app.user_id(), action, subject_type, subject_id, coalesce(data, '{}'))
 $$;
+
+-- Policy files are re-applied whenever they change and start by dropping every
+-- policy on their table, so a policy removed from a file is removed from the database.
+create or replace function app.drop_policies(target regclass) returns void language plpgsql as $$
+declare
+  policy record;
+begin
+  for policy in select polname from pg_policy where polrelid = target loop
+    execute format('drop policy %I on %s', policy.polname, target);
+  end loop;
+end $$;

@@ -1,4 +1,6 @@
-select app.reset_policies('app.audit_log');
+alter table app.audit_log enable row level security;
+alter table app.audit_log force row level security;
+select app.drop_policies('app.audit_log');
 grant select, insert on app.audit_log to api;
 
 -- Operations append rows as the caller; only owners and admins read them back.

@@ -1,4 +1,6 @@
-select app.reset_policies('app.competence_grants');
+alter table app.competence_grants enable row level security;
+alter table app.competence_grants force row level security;
+select app.drop_policies('app.competence_grants');
 grant select on app.competence_grants to api;
 
 -- Holders see their own grants; owners and admins see the organization's.

@@ -1,4 +1,6 @@
-select app.reset_policies('app.deployment_editors');
+alter table app.deployment_editors enable row level security;
+alter table app.deployment_editors force row level security;
+select app.drop_policies('app.deployment_editors');
 grant select on app.deployment_editors to api;
 
 -- Operators maintain the allowlist; a caller can only learn whether they are on it.

@@ -1,8 +1,14 @@
 -- Deployment-wide tables with no tenant rows. Row-level security is forced with no
 -- policy for the request role, so only the SECURITY DEFINER functions that own
 -- their use (rate buckets, the cursor key) reach them; the clock is readable.
-select app.reset_policies('app.rate_buckets');
-select app.reset_policies('app.deployment_secrets');
-select app.reset_policies('app.clock');
+alter table app.rate_buckets enable row level security;
+alter table app.rate_buckets force row level security;
+select app.drop_policies('app.rate_buckets');
+alter table app.deployment_secrets enable row level security;
+alter table app.deployment_secrets force row level security;
+select app.drop_policies('app.deployment_secrets');
+alter table app.clock enable row level security;
+alter table app.clock force row level security;
+select app.drop_policies('app.clock');
 grant select on app.clock to api;
 create policy clock_select on app.clock for select to api using (true);

@@ -1,4 +1,6 @@
-select app.reset_policies('app.memberships');
+alter table app.memberships enable row level security;
+alter table app.memberships force row level security;
+select app.drop_policies('app.memberships');
 grant select on app.memberships to api;
 
 -- The selected organization's roster, and the caller's own memberships elsewhere.

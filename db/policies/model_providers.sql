@@ -1,4 +1,6 @@
-select app.reset_policies('app.model_providers');
+alter table app.model_providers enable row level security;
+alter table app.model_providers force row level security;
+select app.drop_policies('app.model_providers');
 grant select (organization_id, slug, kind, base_url, created_at) on app.model_providers to api;
 
 -- Provider keys are never granted to the request role.

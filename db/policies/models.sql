@@ -1,4 +1,6 @@
-select app.reset_policies('app.models');
+alter table app.models enable row level security;
+alter table app.models force row level security;
+select app.drop_policies('app.models');
 grant select on app.models to api;
 
 create policy models_select on app.models for select to api

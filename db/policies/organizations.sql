@@ -1,4 +1,6 @@
-select app.reset_policies('app.organizations');
+alter table app.organizations enable row level security;
+alter table app.organizations force row level security;
+select app.drop_policies('app.organizations');
 grant select on app.organizations to api;
 
 -- Members see the organizations they belong to (for /me and organization lists).

@@ -1,4 +1,6 @@
-select app.reset_policies('app.project_access');
+alter table app.project_access enable row level security;
+alter table app.project_access force row level security;
+select app.drop_policies('app.project_access');
 grant select, insert, delete on app.project_access to api;
 
 -- Admins see every grant of the organization; others see the grants that reach them.

@@ -1,4 +1,6 @@
-select app.reset_policies('app.projects');
+alter table app.projects enable row level security;
+alter table app.projects force row level security;
+select app.drop_policies('app.projects');
 grant select, insert, update, delete on app.projects to api;
 
 -- A project exists for the caller only with read or edit access to it.

@@ -1,4 +1,6 @@
-select app.reset_policies('app.secrets');
+alter table app.secrets enable row level security;
+alter table app.secrets force row level security;
+select app.drop_policies('app.secrets');
 grant select (organization_id, name, created_at) on app.secrets to api;
 
 -- Names are visible to the organization (agents reference them); values never are.

@@ -1,4 +1,6 @@
-select app.reset_policies('app.team_members');
+alter table app.team_members enable row level security;
+alter table app.team_members force row level security;
+select app.drop_policies('app.team_members');
 grant select on app.team_members to api;
 
 create policy team_members_select on app.team_members for select to api

@@ -1,4 +1,6 @@
-select app.reset_policies('app.users');
+alter table app.users enable row level security;
+alter table app.users force row level security;
+select app.drop_policies('app.users');
 grant select (id, email, email_verified, name, created_at) on app.users to api;
 
 -- A caller sees themself and the members of the selected organization.
