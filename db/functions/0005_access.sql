@@ -23,3 +23,12 @@ end $$;
 create or replace function app.can_edit_project(project uuid) returns boolean language sql stable as $$
   select app.has_editing_role() and app.project_access(project) = 'edit'
 $$;
+
+-- Whether the caller created the project. A function rather than a subquery in the
+-- project_access policy: the projects policy reads project_access, and PostgreSQL
+-- refuses policies that reach back to the relation they guard.
+create or replace function app.created_by_caller(project uuid) returns boolean language plpgsql stable as $$
+begin
+  return exists (select 1 from app.projects p
+                  where p.organization_id = app.org_id() and p.id = project and p.created_by = app.user_id());
+end $$;

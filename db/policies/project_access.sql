@@ -10,11 +10,12 @@ create policy project_access_select on app.project_access for select to api
               or user_id = (select app.user_id())
               or team_id in (select t from app.my_team_ids() t)));
 
--- The creator's own edit grant is written by project creation; admins manage the rest.
+-- Admins manage grants. Anyone else may write only the creator's own edit grant on a
+-- project they created, as project creation does.
 create policy project_access_insert on app.project_access for insert to api
   with check (organization_id = (select app.org_id())
               and ((select app.is_admin())
-                   or (user_id = (select app.user_id()) and (select app.has_editing_role()))));
+                   or (user_id = (select app.user_id()) and level = 'edit' and app.created_by_caller(project_id))));
 
 create policy project_access_delete on app.project_access for delete to api
   using (organization_id = (select app.org_id()) and (select app.is_admin()));
