@@ -74,20 +74,25 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 // Refuses what JSON allows but the service does not: NUL characters, unpaired
-// surrogates (in keys too) and integers beyond 2^53 - 1.
-function checkValues(value: unknown, path: string): void {
-  if (typeof value === 'string') {
-    checkString(value, path)
-  } else if (typeof value === 'number') {
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      throw invalidBody('Integers must be at most 2^53 - 1.', [{ path, message: 'integer out of range' }])
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach((item, index) => checkValues(item, join(path, String(index))))
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      checkString(key, join(path, key))
-      checkValues(item, join(path, key))
+// surrogates (in keys too) and integers beyond 2^53 - 1. Iterative, so a deeply
+// nested body cannot exhaust the stack.
+function checkValues(root: unknown, rootPath: string): void {
+  const pending: [unknown, string][] = [[root, rootPath]]
+  while (pending.length > 0) {
+    const [value, path] = pending.pop()!
+    if (typeof value === 'string') {
+      checkString(value, path)
+    } else if (typeof value === 'number') {
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw invalidBody('Integers must be at most 2^53 - 1.', [{ path, message: 'integer out of range' }])
+      }
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => pending.push([item, join(path, String(index))]))
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        checkString(key, join(path, key))
+        pending.push([item, join(path, key)])
+      }
     }
   }
 }

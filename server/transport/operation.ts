@@ -29,6 +29,11 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
 
   return async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const auth = authRequest(req, route.buckets, budgets)
+    // Without a key nothing is read: the 401 comes before any body is accepted.
+    if (auth.keyHash === null) {
+      const outcome = await call(auth, null, null)
+      throw refusal(outcome.error!)
+    }
     const input = await readInput(route, req)
     if (!input.ok) {
       // Authentication decides first: an unauthenticated caller learns nothing of
@@ -38,7 +43,8 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
       throw input.error
     }
     const { params, query, body } = input.value
-    const args = route.args ? route.args(input.value) : { ...params, ...query, ...(body as object) }
+    // Path parameters last: a body can never redirect an operation to another resource.
+    const args = route.args ? route.args(input.value) : { ...query, ...(body as object), ...params }
     const outcome = await call(auth, route.operation, args)
     if (outcome.error) throw refusal(outcome.error)
     const headers: Record<string, string> = {}

@@ -12,6 +12,9 @@ export function parseQuery(search: string, method: string): Record<string, strin
     }
     if (seen.has(name)) throw invalidQuery(`Query parameter "${name}" is repeated.`, [{ path: name, message: 'repeated' }])
     if (value.trim() === '') throw invalidQuery(`Query parameter "${name}" is blank.`, [{ path: name, message: 'blank' }])
+    if (value.includes('\u0000') || !value.isWellFormed()) {
+      throw invalidQuery(`Query parameter "${name}" holds a NUL character or an unpaired surrogate.`, [{ path: name, message: 'invalid characters' }])
+    }
     seen.add(name)
     query[name] = value
   }

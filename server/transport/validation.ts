@@ -22,7 +22,8 @@ export function check<S extends Schema>(schema: S, value: unknown): { ok: true; 
 
 // Shared field shapes.
 export const integerParam = (min: number) =>
-  v.pipe(v.string(), v.regex(/^-?\d{1,16}$/, 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
+  // Any length of digits: a value above an operation's ceiling is clamped there.
+  v.pipe(v.string(), v.regex(/^-?\d+$/, 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
 export const uuidParam = v.pipe(v.string(), v.uuid('must be an identifier'))
 
 /** A timestamp sent by a client: whole epoch milliseconds from 0 to 8640000000000000. */

@@ -368,14 +368,16 @@ t.test('GET limit: clamped at 100, refused when not a positive integer; query pa
   t.equal(rest.body.projects.length, 5)
   t.equal(rest.body.isDone, true)
 
-  const huge = await olive.get('/api/v1/projects?limit=10000000000')
-  t.equal(huge.status, 200, 'a limit beyond 32 bits is clamped too')
-  t.equal(huge.body.projects?.length, 100)
+  for (const limit of ['10000000000', '99999999999999999999']) {
+    const huge = await olive.get(`/api/v1/projects?limit=${limit}`)
+    t.equal(huge.status, 200, `limit=${limit} is clamped too`)
+    t.equal(huge.body.projects?.length, 100)
+  }
 
   const small = await olive.get('/api/v1/projects?limit=1')
   t.equal(small.body.projects.length, 1)
 
-  for (const limit of ['0', 'abc', '-1', '1.5', '1e2', '99999999999999999999']) {
+  for (const limit of ['0', 'abc', '-1', '1.5', '1e2']) {
     refused(t, await olive.get(`/api/v1/projects?limit=${limit}`), 400, 'INVALID_QUERY', `limit=${limit}`)
   }
   refused(t, await olive.get('/api/v1/projects?limit='), 400, 'INVALID_QUERY', 'blank limit')

@@ -760,3 +760,27 @@ t.test('Expect: 100-continue is answered only when the body is wanted', async (t
   t.ok(outcome.continued, '100 Continue was sent')
   t.equal(outcome.status, 201)
 })
+
+t.test('hostile input answers 4xx, never 500', async (t) => {
+  const logs: LogEntry[] = []
+  const { service, key } = await world(t, { logs })
+  const deep = '['.repeat(300_000) + ']'.repeat(300_000)
+  const nested = await service.request('POST', '/api/v1/projects', { key, rawBody: deep })
+  t.equal(nested.status, 400, 'a deeply nested body is refused')
+  t.equal(nested.body.code, 'INVALID_BODY')
+  for (const path of ['/api/v1/projects?cursor=a%00b', '/api/v1/projects?externalItemId=a%00b']) {
+    const res = await service.request('GET', path, { key })
+    t.equal(res.status, 400, `${path} is refused`)
+    t.equal(res.body.code, 'INVALID_QUERY')
+    const anonymous = await service.request('GET', path)
+    t.equal(anonymous.status, 401, `${path} without a key: authentication decides first`)
+  }
+  t.same(logs.filter((l) => l.level === 'error'), [], 'nothing was an internal error')
+})
+
+t.test('without a key the body is not read, even when the client offers to continue', async (t) => {
+  const { service } = await world(t)
+  const res = await raw(service, 'POST', '/api/v1/projects',
+    { 'content-type': 'application/json', 'content-length': '100', expect: '100-continue' })
+  t.equal(res.status, 401, 'the refusal is the first answer, not 100 Continue')
+})
