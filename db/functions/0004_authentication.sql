@@ -35,14 +35,19 @@ begin
       'message', 'Send the API key as Authorization: Bearer <API_KEY>.'));
   end if;
 
+  -- An address out of failed attempts learns nothing more, not even whether a key is valid.
+  wait := app.peek_tokens(app.failed_authentication_bucket(request));
+  if wait > 0 then
+    return jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
+      'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait));
+  end if;
+
   select k.* into key from app.api_keys k
    where k.key_hash = decode(request->>'keyHash', 'hex')
      and k.revoked_at is null and (k.expires_at is null or k.expires_at > at);
 
   if key.id is null then
-    wait := app.take_tokens(jsonb_build_array(jsonb_build_object(
-      'key', 'authfail:' || coalesce(request->>'source', ''),
-      'perMinute', request->'authFailures'->'perMinute', 'burst', request->'authFailures'->'burst')));
+    wait := app.take_tokens(app.failed_authentication_bucket(request));
     if wait > 0 then
       return jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
         'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait));
@@ -96,14 +101,25 @@ begin
   return jsonb_build_object('ok', true, 'userId', key.user_id);
 end $$;
 
+create or replace function app.failed_authentication_bucket(request jsonb) returns jsonb language sql immutable as $$
+  select jsonb_build_array(jsonb_build_object(
+    'key', 'authfail:' || coalesce(request->>'source', ''),
+    'perMinute', request->'authFailures'->'perMinute', 'burst', request->'authFailures'->'burst'))
+$$;
+
+-- The request's buckets for a key holder (every key of one user shares them).
+create or replace function app.key_holder_buckets(holder uuid, request jsonb) returns jsonb language plpgsql immutable as $$
+begin
+  return (select coalesce(jsonb_agg(jsonb_build_object('key', 'user:' || holder || ':' || (b->>'name'),
+                                                       'perMinute', b->'perMinute', 'burst', b->'burst')), '[]')
+            from jsonb_array_elements(coalesce(request->'buckets', '[]')) b);
+end $$;
+
 -- Takes one token from each of the request's buckets for a key holder (every key of
 -- one user shares them). Returns 0, or the whole seconds to wait.
 create or replace function app.charge_key_holder(holder uuid, request jsonb) returns integer language plpgsql as $$
 begin
-  return app.take_tokens((
-    select coalesce(jsonb_agg(jsonb_build_object('key', 'user:' || holder || ':' || (b->>'name'),
-                                                 'perMinute', b->'perMinute', 'burst', b->'burst')), '[]')
-    from jsonb_array_elements(coalesce(request->'buckets', '[]')) b));
+  return app.take_tokens(app.key_holder_buckets(holder, request));
 end $$;
 
 create or replace function app.rate_limited(wait integer) returns jsonb language sql immutable as $$
@@ -143,6 +159,12 @@ begin
       end if;
     end if;
     return outcome;
+  end if;
+
+  -- Over budget already: refuse before doing the work.
+  wait := app.peek_tokens(app.key_holder_buckets(holder, request));
+  if wait > 0 then
+    return app.rate_limited(wait);
   end if;
 
   begin

@@ -79,7 +79,11 @@ t.test('failed authentication is throttled per source address', async (t) => {
   t.equal(missing.status, 401, 'a request without a key costs nothing and is not throttled')
 
   const good = await service.request('GET', '/api/v1/me', { key: seeded.users['olive@acme.test']!.keys.main })
-  t.equal(good.status, 200, 'a valid key is not held back by the address budget')
+  t.equal(good.status, 429, 'the address is throttled, so a guesser cannot tell valid keys from invalid ones')
+
+  await pinClock(service.db.owner, Date.now() + 60_000)
+  const later = await service.request('GET', '/api/v1/me', { key: seeded.users['olive@acme.test']!.keys.main })
+  t.equal(later.status, 200, 'once the address budget refills, a valid key works again')
 })
 
 t.test('organization selection', async (t) => {

@@ -119,3 +119,24 @@ t.test('concurrent takes from one bucket never grant more than it holds', async 
   const [row] = await db.owner`select tokens from app.rate_buckets where bucket = 'user:race:general'`
   t.ok(row!.tokens < 1 && row!.tokens >= 0, `nothing left (${row!.tokens})`)
 })
+
+t.test('over budget, nothing runs and nothing is looked up', async (t) => {
+  const service = await startTestService(t, { RATE_LIMIT_SCALE: SCALE })
+  const seeded = await service.seed(acme())
+  await pinClock(service.db.owner, Date.now())
+  const key = seeded.users['olive@acme.test']!.keys.main!
+  for (let i = 0; i < 4; i++) await service.request('GET', '/api/v1/me', { key })
+  // The operation is made to fail loudly if it runs at all.
+  await service.db.owner`alter function api.me(jsonb) rename to me_parked`
+  t.teardown(() => service.db.owner`alter function api.me_parked(jsonb) rename to me`)
+  const limited = await service.request('GET', '/api/v1/me', { key })
+  t.equal(limited.status, 429, 'refused before the operation would have failed')
+
+  // An address out of failed attempts gets 429 even for a valid key.
+  const scaled = await startTestService(t, { RATE_LIMIT_SCALE: '0.05' })
+  const other = await scaled.seed(acme())
+  await pinClock(scaled.db.owner, Date.now())
+  for (let i = 0; i < 2; i++) t.equal((await scaled.request('GET', '/api/v1/projects', { key: 'tale_guess' })).status, 401)
+  const valid = await scaled.request('GET', '/api/v1/projects', { key: other.users['olive@acme.test']!.keys.main })
+  t.equal(valid.status, 429, 'a guesser cannot tell a valid key from an invalid one')
+})
