@@ -139,22 +139,52 @@ create or replace function app.operator_secret_set(org uuid, name text, value te
 $$;
 
 create or replace function app.operator_competence_grant(org uuid, holder uuid, competence text, expires_at timestamptz)
-returns uuid language sql as $$
+returns uuid language plpgsql as $$
+declare
+  granted uuid;
+begin
+  if not exists (select 1 from app.memberships m where m.organization_id = org and m.user_id = holder and not m.disabled) then
+    raise exception 'the user is not an active member of the organization';
+  end if;
   insert into app.competence_grants (organization_id, user_id, competence, expires_at)
   values (org, holder, regexp_replace(competence, '^tale:', ''), expires_at)
-  returning id
-$$;
+  returning id into granted;
+  insert into app.audit_log (organization_id, actor_user_id, action, subject_type, subject_id, data)
+  values (org, nullif(current_setting('app.user_id', true), '')::uuid, 'competence.granted', 'competence_grant', granted::text,
+          jsonb_build_object('userId', holder, 'competence', regexp_replace(competence, '^tale:', ''),
+                             'expiresAt', app.ms(expires_at)));
+  return granted;
+end $$;
 
--- Disabling a member revokes their live competence grants (removal deletes them).
-create or replace function app.revoke_grants_of_disabled_member() returns trigger language plpgsql as $$
+-- Revokes a member's live grants, with an audit row each: on disabling and on removal.
+create or replace function app.revoke_member_grants(org uuid, member uuid, reason text) returns void language plpgsql as $$
+declare
+  revoked record;
 begin
-  if new.disabled and not old.disabled then
+  for revoked in
     update app.competence_grants set revoked_at = app.now()
-     where organization_id = new.organization_id and user_id = new.user_id and revoked_at is null;
+     where organization_id = org and user_id = member and revoked_at is null
+    returning id, competence
+  loop
+    insert into app.audit_log (organization_id, actor_user_id, action, subject_type, subject_id, data)
+    values (org, nullif(current_setting('app.user_id', true), '')::uuid, 'competence.revoked', 'competence_grant',
+            revoked.id::text, jsonb_build_object('userId', member, 'competence', revoked.competence, 'reason', reason));
+  end loop;
+end $$;
+
+create or replace function app.revoke_grants_of_departing_member() returns trigger language plpgsql as $$
+begin
+  if tg_op = 'DELETE' then
+    perform app.revoke_member_grants(old.organization_id, old.user_id, 'member removed');
+    return old;
+  end if;
+  if new.disabled and not old.disabled then
+    perform app.revoke_member_grants(new.organization_id, new.user_id, 'member disabled');
   end if;
   return new;
 end $$;
 
 drop trigger if exists memberships_revoke_grants on app.memberships;
-create trigger memberships_revoke_grants after update of disabled on app.memberships
-  for each row execute function app.revoke_grants_of_disabled_member();
+create trigger memberships_revoke_grants after update of disabled or delete on app.memberships
+  for each row execute function app.revoke_grants_of_departing_member();
+drop function if exists app.revoke_grants_of_disabled_member();

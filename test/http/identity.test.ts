@@ -74,6 +74,17 @@ t.test('capabilities follow live grants, organization policy and the operator al
   const [grant] = await service.db.owner`select revoked_at from app.competence_grants where competence = 'skills.publish'`
   t.ok(grant!.revoked_at, 'disabling a member revokes their grants')
 
+  await service.db.owner`delete from app.memberships where user_id = ${seeded.users['max@acme.test']!.id}`
+  const kept = await service.db.owner`select competence, revoked_at from app.competence_grants
+                                       where user_id = ${seeded.users['max@acme.test']!.id} order by competence`
+  t.equal(kept.length, 2, 'removing a member keeps their grants as the audit trail')
+  t.ok(kept.every((g) => g.revoked_at !== null), 'and revokes them')
+  const audit = await service.db.owner`select action, data->>'reason' as reason from app.audit_log
+                                        where action like 'competence.%' order by id`
+  t.same(audit.map((a) => a.action).filter((a) => a === 'competence.granted').length, 3, 'grants are audited')
+  t.ok(audit.some((a) => a.action === 'competence.revoked' && a.reason === 'member disabled'))
+  t.ok(audit.some((a) => a.action === 'competence.revoked' && a.reason === 'member removed'))
+
   await service.db.owner`insert into app.deployment_editors (user_id) values (${seeded.users['dev@acme.test']!.id})`
   t.match(await me('dev@acme.test'), { deploymentEditor: true }, 'the operator allowlist grants deploymentEditor')
   t.match(await me('olive@acme.test'), { deploymentEditor: false }, 'an owner role alone is not enough')
