@@ -33,7 +33,7 @@ type Request = IncomingMessage & { requestId: string; params?: Record<string, st
 const carriesVersion = (path: string) => path === '/api/v1' || path.startsWith('/api/v1/')
 
 export function createApp({ config, requests, routes, log }: AppDeps): http.Server {
-  const serveOperation = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE))
+  const { serveOperation, authenticate } = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE))
   const timeoutMs = config.REQUEST_TIMEOUT_MS
 
   // Paths and their verbs, so that any other verb on a known path answers 405.
@@ -42,15 +42,25 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
   const known: { pattern: RegExp; allow: string }[] = []
 
   const app = polka({
-    onNoMatch: (req: IncomingMessage, res: ServerResponse) => {
+    onNoMatch: async (req: IncomingMessage, res: ServerResponse) => {
       const { requestId } = req as Request
       const path = (req.url ?? '/').split('?')[0]!
       if (carriesVersion(path)) res.setHeader('x-service-api-version', API_VERSION)
       const match = known.find((k) => k.pattern.test(path))
-      const error = match
-        ? new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, {}, { allow: match.allow })
-        : new HttpError(404, 'NOT_FOUND', 'No such route.')
-      writeError(res, error, requestId)
+      if (match) {
+        writeError(res, new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, {}, { allow: match.allow }), requestId)
+        return
+      }
+      try {
+        // An unknown /api/v1 path (the removed chat-completions layer, say) is still
+        // API scope: the key and the organization are checked before the 404.
+        if (carriesVersion(path) && req.method !== 'OPTIONS') await authenticate(req)
+        writeError(res, new HttpError(404, 'NOT_FOUND', 'No such route.'), requestId)
+      } catch (error) {
+        if (error instanceof HttpError) return writeError(res, error, requestId)
+        log.error('request failed', { requestId, method: req.method, url: req.url, error })
+        writeError(res, internalError(), requestId)
+      }
     },
   })
 

@@ -27,7 +27,13 @@ export async function callOperation(requests: Sql, auth: AuthRequest, operation:
 export function operationServer(requests: Sql, budgets: RateBudgets) {
   const call = (auth: AuthRequest, operation: string | null, args: unknown) => callOperation(requests, auth, operation, args)
 
-  return async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Authentication, budgets and organization selection alone; throws the refusal. */
+  async function authenticate(req: IncomingMessage): Promise<void> {
+    const outcome = await call(authRequest(req, undefined, budgets), null, null)
+    if (outcome.error) throw refusal(outcome.error)
+  }
+
+  async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const auth = authRequest(req, route.buckets, budgets)
     // Without a key nothing is read: the 401 comes before any body is accepted.
     if (auth.keyHash === null) {
@@ -52,6 +58,8 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
     writeReply(req, res, route.status ?? 200,
       outcome.body === null ? {} : { raw: outcome.body, contentType: 'application/json; charset=utf-8' }, headers)
   }
+
+  return { serveOperation, authenticate }
 }
 
 function refusal(error: NonNullable<Outcome['error']>): HttpError {

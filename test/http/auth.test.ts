@@ -157,3 +157,21 @@ t.test('organization selection', async (t) => {
   t.equal(onlyOneEnabled.status, 200, 'a disabled membership does not count toward "several"')
   t.equal(onlyOneEnabled.body.organization.slug, 'acme')
 })
+
+t.test('removed routes under /api/v1 answer after authentication and organization selection', async (t) => {
+  const service = await startTestService(t)
+  const seeded = await service.seed({
+    organizations: [{ slug: 'acme', name: 'Acme', skillSharingPolicy: null }, { slug: 'globex', name: 'Globex', skillSharingPolicy: null }],
+    users: [person('multi@acme.test', [{ org: 'acme', role: 'owner' }, { org: 'globex', role: 'member' }])],
+  })
+  const key = seeded.users['multi@acme.test']!.keys.main!
+  const path = '/api/v1/chat/completions'
+  const noSlug = await service.request('POST', path, { key, body: { model: 'x', messages: [] } })
+  t.equal(noSlug.status, 400)
+  t.equal(noSlug.body.code, 'ORG_SLUG_REQUIRED')
+  const withSlug = await service.request('POST', path, { key, org: 'acme', body: {} })
+  t.equal(withSlug.status, 404)
+  t.equal(withSlug.body.code, 'NOT_FOUND')
+  t.equal((await service.request('GET', '/api/v1/images/generations')).status, 401, 'no key: 401 first')
+  t.equal((await service.request('GET', '/no-api-here')).status, 404, 'outside /api/v1, a plain 404')
+})
