@@ -14,19 +14,19 @@ $$;
 
 -- position: the sort key of the last row served, as JSON.
 create or replace function app.cursor_issue(list text, filters jsonb, at_row jsonb) returns text
-language plpgsql stable security definer set search_path = pg_catalog, public, app as $$
+language plpgsql stable security definer set search_path = pg_catalog, app as $$
 declare
   payload bytea := convert_to(jsonb_build_object(
     'l', list, 'o', app.org_id(), 'u', app.user_id(), 'f', filters, 'p', at_row)::text, 'UTF8');
   signing_key bytea := (select value from app.deployment_secrets where name = 'cursor_signing_key');
 begin
-  return app.base64url(payload) || '.' || app.base64url(hmac(payload, signing_key, 'sha256'));
+  return app.base64url(payload) || '.' || app.base64url(public.hmac(payload, signing_key, 'sha256'));
 end $$;
 
 -- Returns the position a cursor carries, or refuses it with 400 INVALID_CURSOR.
 -- The empty string is the end-of-list marker and is never a valid request cursor.
 create or replace function app.cursor_read(cursor text, list text, filters jsonb) returns jsonb
-language plpgsql stable security definer set search_path = pg_catalog, public, app as $$
+language plpgsql stable security definer set search_path = pg_catalog, app as $$
 declare
   parts text[];
   payload bytea;
@@ -47,7 +47,7 @@ begin
       raise exception 'malformed';
     end if;
     payload := app.base64url_decode(parts[1]);
-    if app.base64url(hmac(payload, signing_key, 'sha256')) <> parts[2] then
+    if app.base64url(public.hmac(payload, signing_key, 'sha256')) <> parts[2] then
       raise exception 'bad signature';
     end if;
     claims := convert_from(payload, 'UTF8')::jsonb;

@@ -125,15 +125,16 @@ end $$;
 -- PROJECT_DUPLICATE_EXTERNAL_ID names the key of the project holding the id. That
 -- project may be invisible to the caller (the id is unique per organization, not per
 -- caller), so this one lookup reads past the caller's policies; it returns only the key.
-create or replace function app.project_key_holding_external_id(organization uuid, external_id text) returns text
+drop function if exists app.project_key_holding_external_id(uuid, text);
+create or replace function app.project_key_holding_external_id(external_id text) returns text
 language sql stable security definer set search_path = pg_catalog, app as $$
-  select key from app.projects where organization_id = organization and external_item_id = external_id
+  select key from app.projects where organization_id = app.org_id() and external_item_id = external_id
 $$;
 
 create or replace function app.fail_duplicate_external_id(external_id text) returns void language sql as $$
   select app.fail('PROJECT_DUPLICATE_EXTERNAL_ID', 409, 'Another project already uses this externalItemId.',
     jsonb_build_object('externalItemId', external_id,
-                       'key', app.project_key_holding_external_id(app.org_id(), external_id)))
+                       'key', app.project_key_holding_external_id(external_id)))
 $$;
 
 create or replace function api.project_create(args jsonb) returns jsonb language plpgsql as $$

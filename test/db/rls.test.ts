@@ -171,3 +171,25 @@ t.test('the audit log is append-only', async (t) => {
     'even the owner cannot rewrite it')
   t.equal(await refused(() => db.owner`delete from app.audit_log where id = ${row!.id}`), '42501')
 })
+
+t.test('operator and maintenance functions are not callable by the request role', async (t) => {
+  const olive = { userId: seeded.users['olive@acme.test']!.id, orgId: acmeId, role: 'owner' }
+  for (const call of [
+    "select app.operator_org_create('evil', 'Evil')",
+    "select app.selectable_organizations('00000000-0000-0000-0000-000000000000')",
+    'select app.forget_idle_rate_buckets()',
+  ]) {
+    t.equal(await refused(() => asCaller(requests, olive, (sql) => sql.unsafe(call))), '42501', call)
+  }
+})
+
+t.test('users, organizations and keys of another organization stay out of sight', async (t) => {
+  const visible = await asCaller(requests, gina, async (sql) => ({
+    users: (await sql`select email from app.users order by email`).map((r) => r.email),
+    organizations: (await sql`select slug from app.organizations`).map((r) => r.slug),
+    keys: (await sql`select user_id from app.api_keys`).map((r) => r.user_id),
+  }))
+  t.same(visible.users, ['gina@globex.test', 'guest@globex.test'])
+  t.same(visible.organizations, ['globex'])
+  t.same(visible.keys, [gina.userId], 'only the caller\'s own key')
+})
