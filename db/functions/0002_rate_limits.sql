@@ -58,23 +58,7 @@ begin
   return 0;
 end $$;
 
--- The wait take_tokens would answer, read without locking or writing: a request
--- already over budget is refused before it does any work. take_tokens still decides
--- exactly afterwards.
-create or replace function app.peek_tokens(buckets jsonb) returns integer
-language plpgsql stable security definer set search_path = pg_catalog, app as $$
-declare
-  at timestamptz := app.now();
-begin
-  return coalesce((
-    select max(greatest(1, ceil((1 - least((b->>'burst')::double precision,
-                   r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * (b->>'perMinute')::double precision / 60))
-                 * 60 / (b->>'perMinute')::double precision)))::integer
-      from jsonb_array_elements(buckets) b
-      join app.rate_buckets r on r.bucket = b->>'key'
-     where least((b->>'burst')::double precision,
-                 r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * (b->>'perMinute')::double precision / 60) < 1), 0);
-end $$;
+drop function if exists app.peek_tokens(jsonb);
 
 -- Buckets untouched for an hour are full again; forgetting them changes nothing.
 create or replace function app.forget_idle_rate_buckets() returns integer

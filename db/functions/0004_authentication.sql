@@ -35,8 +35,15 @@ begin
       'message', 'Send the API key as Authorization: Bearer <API_KEY>.'));
   end if;
 
-  -- An address out of failed attempts learns nothing more, not even whether a key is valid.
-  wait := app.peek_tokens(app.failed_authentication_bucket(request));
+  -- An address out of failed attempts learns nothing more, not even whether a key is
+  -- valid. A plain read: take_tokens decides exactly when a failure is charged.
+  select ceil((1 - least(f.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * f.per_minute / 60))
+              * 60 / f.per_minute)::integer
+    into wait
+    from app.rate_buckets r,
+         (select (request->'authFailures'->>'perMinute')::double precision as per_minute,
+                 (request->'authFailures'->>'burst')::double precision as burst) f
+   where r.bucket = 'authfail:' || coalesce(request->>'source', '');
   if wait > 0 then
     return jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
       'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait));
@@ -54,6 +61,18 @@ begin
     end if;
     return jsonb_build_object('error', jsonb_build_object('code', 'UNAUTHORIZED', 'status', 401,
       'message', 'The API key is missing, invalid, expired or revoked.'));
+  end if;
+
+  -- A holder already over budget is refused before any work (the exact charge comes
+  -- after the operation, in app.handle).
+  select max(ceil((1 - least((b->>'burst')::double precision,
+                             r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * (b->>'perMinute')::double precision / 60))
+                  * 60 / (b->>'perMinute')::double precision))::integer
+    into wait
+    from jsonb_array_elements(coalesce(request->'buckets', '[]')) b
+    join app.rate_buckets r on r.bucket = 'user:' || key.user_id || ':' || (b->>'name');
+  if wait > 0 then
+    return app.rate_limited(wait);
   end if;
 
   -- A write per request would make the key row hot; minute precision is enough.
@@ -159,12 +178,6 @@ begin
       end if;
     end if;
     return outcome;
-  end if;
-
-  -- Over budget already: refuse before doing the work.
-  wait := app.peek_tokens(app.key_holder_buckets(holder, request));
-  if wait > 0 then
-    return app.rate_limited(wait);
   end if;
 
   begin
