@@ -161,50 +161,40 @@ begin
     perform app.invalid_body('externalItemId', 'externalItemId must not be blank');
   end if;
 
-  begin
-    if explicit_key is not null then
+  -- The explicit key alone, or the derived key, its numbered variants and finally no
+  -- key. A derived candidate someone else holds (or takes concurrently) moves on to
+  -- the next; a taken explicit key is refused. Not ON CONFLICT: its arbiter checks the
+  -- new row against the select policy, which a creator's project passes only once
+  -- its creator's grant exists.
+  for candidate in
+    select k from (
+      select explicit_key as k, 0::bigint as n where explicit_key is not null
+      union all
+      select c.k, c.n from app.project_key_candidates(app.project_key_from_name(project_name)) with ordinality as c(k, n)
+       where explicit_key is null and c.k is not null
+      union all
+      select null, 1000000 where explicit_key is null
+    ) ordered order by n
+  loop
+    begin
       insert into app.projects (organization_id, id, name, key, description, external_item_id,
                                 created_by, created_at, updated_at)
-      values (app.org_id(), project_id, project_name, explicit_key, args->>'description', external_id,
+      values (app.org_id(), project_id, project_name, candidate, args->>'description', external_id,
               app.user_id(), at, at);
-    else
-      -- Try the derived key, then its numbered variants; a concurrent creation that
-      -- takes a candidate first simply moves this one to the next. Not ON CONFLICT: its
-      -- arbiter makes the new row pass the select policy, which an editor's new project
-      -- cannot before its creator's grant exists.
-      for candidate in select app.project_key_candidates(app.project_key_from_name(project_name)) loop
-        exit when candidate is null;
-        begin
-          insert into app.projects (organization_id, id, name, key, description, external_item_id,
-                                    created_by, created_at, updated_at)
-          values (app.org_id(), project_id, project_name, candidate, args->>'description', external_id,
-                  app.user_id(), at, at);
-          inserted := true;
-        exception when unique_violation then
-          get stacked diagnostics violated = constraint_name;
-          if violated is distinct from 'projects_key_key' then
-            raise;
-          end if;
-        end;
-        exit when inserted;
-      end loop;
-      if not inserted then
-        insert into app.projects (organization_id, id, name, key, description, external_item_id,
-                                  created_by, created_at, updated_at)
-        values (app.org_id(), project_id, project_name, null, args->>'description', external_id,
-                app.user_id(), at, at);
+      inserted := true;
+    exception when unique_violation then
+      get stacked diagnostics violated = constraint_name;
+      if violated = 'projects_external_item_id_key' then
+        perform app.fail_duplicate_external_id(external_id);
+      elsif violated <> 'projects_key_key' then
+        raise;
+      elsif explicit_key is not null then
+        perform app.fail('PROJECT_KEY_TAKEN', 409, 'Another project already uses this key.',
+          jsonb_build_object('key', explicit_key));
       end if;
-    end if;
-  exception when unique_violation then
-    get stacked diagnostics violated = constraint_name;
-    if violated = 'projects_key_key' then
-      perform app.fail('PROJECT_KEY_TAKEN', 409, 'Another project already uses this key.',
-        jsonb_build_object('key', explicit_key));
-    elsif violated = 'projects_external_item_id_key' then
-      perform app.fail_duplicate_external_id(external_id);
-    end if;
-    raise;
-  end;
+    end;
+    exit when inserted;
+  end loop;
 
   -- The creator edits what they create, whatever their grants elsewhere.
   insert into app.project_access (organization_id, project_id, user_id, level)
