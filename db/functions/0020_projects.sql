@@ -55,9 +55,8 @@ end $$;
 
 -- Derived keys tried in order when the base is taken: ALPHA, ALPHA2 ... ALPH10 ...
 create or replace function app.project_key_candidates(base text) returns setof text language sql immutable as $$
-  select base
-  union all
-  select left(base, 6 - length(n::text)) || n from generate_series(2, 999) n
+  select case when n = 1 then base else left(base, 6 - length(n::text)) || n end
+    from generate_series(1, 999) n
 $$;
 
 create or replace function api.projects_list(args jsonb) returns jsonb language plpgsql stable as $$
