@@ -1,0 +1,119 @@
+// The S3 object store behind project files: presigned uploads, existence checks,
+// downloads and deletions, through @aws-sdk/client-s3. A deployment without
+// S3_ENDPOINT and S3_BUCKET has no store, and its uploads answer 503
+// OBJECT_STORE_UNCONFIGURED.
+import {
+  DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import type { Readable } from 'node:stream'
+
+export interface ObjectStoreSettings {
+  endpoint: string
+  bucket: string
+  region: string
+  forcePathStyle: boolean
+  accessKeyId?: string
+  secretAccessKey?: string
+}
+
+export interface StoredObject {
+  size: number
+  contentType: string | null
+  etag: string | null
+  lastModified: Date | null
+}
+
+export interface ObjectStore {
+  /** A URL accepting one PUT of the object's bytes until it expires; binds Content-Type when given. */
+  presignPut(key: string, options: { contentType?: string; expiresInSeconds: number }): Promise<string>
+  /** What is stored under key, or null when nothing is. */
+  head(key: string): Promise<StoredObject | null>
+  get(key: string): Promise<{ body: Readable; object: StoredObject }>
+  /** Deletes keys; returns those the store could not delete. */
+  deleteMany(keys: string[]): Promise<string[]>
+  /** Resolves when the store answers for the bucket. */
+  ping(): Promise<void>
+}
+
+/** The store could not be reached or failed; nothing was changed by the caller. */
+export class ObjectStoreUnavailable extends Error {
+  override name = 'ObjectStoreUnavailable'
+}
+
+export function createObjectStore(settings: ObjectStoreSettings): ObjectStore {
+  const { bucket } = settings
+  const client = new S3Client({
+    endpoint: settings.endpoint,
+    region: settings.region,
+    forcePathStyle: settings.forcePathStyle,
+    credentials: settings.accessKeyId && settings.secretAccessKey
+      ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey }
+      : undefined,
+    // Bounded: a store that does not answer must not hold a request for minutes.
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 3_000, requestTimeout: 10_000 },
+  })
+
+  const unavailable = (error: unknown): never => {
+    throw new ObjectStoreUnavailable(`The object store is unavailable: ${(error as Error).message}`, { cause: error })
+  }
+  const isNotFound = (error: unknown) =>
+    error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey')
+  const describe = (output: { ContentLength?: number; ContentType?: string; ETag?: string; LastModified?: Date }): StoredObject => ({
+    size: output.ContentLength ?? 0,
+    contentType: output.ContentType ?? null,
+    etag: output.ETag ?? null,
+    lastModified: output.LastModified ?? null,
+  })
+
+  return {
+    async presignPut(key, { contentType, expiresInSeconds }) {
+      // Signing is local; it needs no round trip to the store.
+      return getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType }), {
+        expiresIn: expiresInSeconds,
+        ...(contentType ? { signableHeaders: new Set(['content-type']) } : {}),
+      })
+    },
+    async head(key) {
+      try {
+        return describe(await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })))
+      } catch (error) {
+        if (isNotFound(error)) return null
+        return unavailable(error)
+      }
+    },
+    async get(key) {
+      try {
+        const output = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+        return { body: output.Body as Readable, object: describe(output) }
+      } catch (error) {
+        return unavailable(error)
+      }
+    },
+    async deleteMany(keys) {
+      const failed: string[] = []
+      // DeleteObjects takes at most 1,000 keys a call; an absent key counts as deleted.
+      for (let at = 0; at < keys.length; at += 1000) {
+        const batch = keys.slice(at, at + 1000)
+        try {
+          const output = await client.send(new DeleteObjectsCommand({
+            Bucket: bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }))
+          for (const error of output.Errors ?? []) if (error.Key && error.Code !== 'NoSuchKey') failed.push(error.Key)
+        } catch {
+          failed.push(...batch)
+        }
+      }
+      return failed
+    },
+    async ping() {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: bucket }))
+      } catch (error) {
+        unavailable(error)
+      }
+    },
+  }
+}

@@ -1,0 +1,59 @@
+// The object store module against a real S3-protocol server on loopback.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import t, { type Test } from 'tap'
+import { createObjectStore } from '../../server/storage/object-store.ts'
+import { startLocalS3 } from '../../server/storage/local-s3.ts'
+
+async function localStore(t: Test) {
+  const directory = await mkdtemp(path.join(tmpdir(), 'tale-s3-'))
+  const local = await startLocalS3({ directory })
+  t.teardown(async () => {
+    await local.close().catch(() => {})
+    await rm(directory, { recursive: true, force: true })
+  })
+  return { local, store: createObjectStore(local.settings) }
+}
+
+t.test('a presigned PUT from a plain HTTP client, then head, get and delete', async (t) => {
+  const { store } = await localStore(t)
+  await store.ping()
+
+  const url = await store.presignPut('org/project/upload-1', { contentType: 'text/plain', expiresInSeconds: 1800 })
+  const signed = new URL(url)
+  t.equal(signed.searchParams.get('X-Amz-Expires'), '1800', 'valid for 30 minutes')
+  t.match(signed.searchParams.get('X-Amz-SignedHeaders'), /content-type/, 'the declared Content-Type is part of the signature')
+
+  const put = await fetch(url, { method: 'PUT', body: 'hello, store', headers: { 'content-type': 'text/plain' } })
+  t.equal(put.status, 200, 'the bytes are stored with no Authorization header')
+
+  const head = await store.head('org/project/upload-1')
+  t.match(head, { size: 12, contentType: 'text/plain' })
+  t.ok(head?.etag)
+
+  const { body, object } = await store.get('org/project/upload-1')
+  const chunks: Buffer[] = []
+  for await (const chunk of body) chunks.push(chunk as Buffer)
+  t.equal(Buffer.concat(chunks).toString(), 'hello, store')
+  t.equal(object.size, 12)
+
+  const bare = await store.presignPut('org/project/upload-2', { expiresInSeconds: 60 })
+  t.notMatch(new URL(bare).searchParams.get('X-Amz-SignedHeaders'), /content-type/, 'no type declared, none bound')
+  t.equal((await fetch(bare, { method: 'PUT', body: Buffer.from([1, 2, 3]) })).status, 200)
+
+  t.same(await store.deleteMany(['org/project/upload-1', 'org/project/upload-2', 'org/project/never-there']), [],
+    'deleted, and an absent key counts as deleted')
+  t.equal(await store.head('org/project/upload-1'), null, 'nothing is stored any more')
+})
+
+t.test('a stopped store is reported, never mistaken for a missing object', async (t) => {
+  const { local } = await localStore(t)
+  await local.close()
+  // A service pointed at the stopped store.
+  const store = createObjectStore(local.settings)
+  await t.rejects(store.ping(), { name: 'ObjectStoreUnavailable' })
+  await t.rejects(store.head('org/project/anything'), { name: 'ObjectStoreUnavailable' }, 'head does not answer "absent"')
+  await t.rejects(store.get('org/project/anything'), { name: 'ObjectStoreUnavailable' })
+  t.same(await store.deleteMany(['a', 'b']), ['a', 'b'], 'every key it could not delete is reported')
+})
