@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './log.ts'
 import { healthRoutes } from './routes/health.ts'
 import { identityRoutes } from './routes/identity.ts'
 import { projectRoutes } from './routes/projects.ts'
+import { folderRoutes } from './routes/folders.ts'
 import type { Route } from './routes/route.ts'
 import { documentationRoutes } from './openapi/routes.ts'
 
@@ -17,7 +18,7 @@ export interface RunningService {
 }
 
 export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config): Route[] {
-  const routes: Route[] = [...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes]
+  const routes: Route[] = [...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes]
   routes.push(...documentationRoutes(() => routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))
   return routes
 }

@@ -308,3 +308,32 @@ begin
   delete from app.projects where organization_id = p.organization_id and id = p.id;
   return null;
 end $$;
+
+-- Guards of project-scoped operations (folders, files, ...): the project as the
+-- caller sees it, 404 when invisible; for writes also the Editor role with edit
+-- access (403 ROLE_FORBIDDEN) and an active project (403 PROJECT_ARCHIVED).
+create or replace function app.project_for_read(project text) returns app.projects language plpgsql stable as $$
+declare
+  p app.projects;
+begin
+  if project ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+    select * into p from app.projects where organization_id = app.org_id() and id = project::uuid;
+  end if;
+  if p.id is null then
+    perform app.fail('NOT_FOUND', 404, 'Project not found.');
+  end if;
+  return p;
+end $$;
+
+create or replace function app.project_for_write(project text) returns app.projects language plpgsql stable as $$
+declare
+  p app.projects := app.project_for_read(project);
+begin
+  if not app.can_edit_project(p.id) then
+    perform app.fail('ROLE_FORBIDDEN', 403, 'Changing this project needs the Editor role and edit access.');
+  end if;
+  if p.archived_at is not null then
+    perform app.fail('PROJECT_ARCHIVED', 403, 'The project is archived; restore it before changing it.');
+  end if;
+  return p;
+end $$;

@@ -48,7 +48,9 @@ const commonHeaders: Json[] = [
 
 function operationObject(route: Route): Json {
   const responses: Json = {}
-  const status = route.kind === 'operation' ? route.status ?? 200 : 200
+  // A create-or-get answers 201 when it created, 200 with what was already there.
+  const dynamic = route.kind === 'operation' && typeof route.status === 'function'
+  const status = route.kind === 'operation' && typeof route.status === 'number' ? route.status : dynamic ? 201 : 200
   const success: Json = { description: route.summary }
   if (status !== 204 && route.response) {
     const schema = jsonSchema(route.response, 'output')
@@ -59,6 +61,7 @@ function operationObject(route: Route): Json {
     success.headers = { Location: { description: 'Path of the created resource', schema: { type: 'string' } } }
   }
   responses[String(status)] = success
+  if (dynamic) responses['200'] = { ...success, description: `${route.summary} (already there: nothing created)`, headers: undefined }
   if (route.method === 'GET' && route.kind === 'operation') responses['304'] = { description: 'Unchanged since the ETag sent in If-None-Match' }
   const errors = route.kind === 'operation' ? [...new Set([...transportErrors, ...(route.errors ?? [])])].sort() : route.errors ?? []
   for (const code of errors) {

@@ -46,10 +46,12 @@ export interface OperationRoute extends Common {
   kind: 'operation'
   operation: string
   buckets?: Bucket[]
-  status?: number
+  /** The success status, fixed or read from the body (200 or 201 for a create-or-get). */
+  status?: number | ((body: Record<string, any>) => number)
   /** Maps validated input to the SQL function's argument. */
   args?: (input: Input) => Record<string, unknown>
-  location?: (body: Record<string, any>) => string
+  /** The created resource's path; undefined when nothing was created. */
+  location?: (body: Record<string, any>, input: Input) => string | undefined
 }
 
 /** A keyless endpoint served by the server itself (health, status, schema, docs). */

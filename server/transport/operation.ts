@@ -54,8 +54,13 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
     const outcome = await call(auth, route.operation, args)
     if (outcome.error) throw refusal(outcome.error)
     const headers: Record<string, string> = {}
-    if (route.location && outcome.body) headers.location = route.location(JSON.parse(outcome.body) as Record<string, unknown>)
-    writeReply(req, res, route.status ?? 200,
+    // The body is parsed only when the status or the Location depends on it.
+    const parsed = outcome.body && (route.location || typeof route.status === 'function')
+      ? JSON.parse(outcome.body) as Record<string, unknown> : null
+    const location = parsed && route.location ? route.location(parsed, input.value) : undefined
+    if (location) headers.location = location
+    const status = typeof route.status === 'function' ? route.status(parsed ?? {}) : route.status ?? 200
+    writeReply(req, res, status,
       outcome.body === null ? {} : { raw: outcome.body, contentType: 'application/json; charset=utf-8' }, headers)
   }
 

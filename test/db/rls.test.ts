@@ -41,6 +41,9 @@ const seeded = await seed(db.owner, seedFile({
 }))
 const acmeId = seeded.organizations.acme!.id
 const globexId = seeded.organizations.globex!.id
+for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, seeded.projects.Gamma!.id]]) {
+  await db.owner`insert into app.folders (organization_id, project_id, name, depth) values (${org!}, ${project!}, 'Docs', 1)`
+}
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 
 const tables = await db.owner<{ schema: string; name: string; rls: boolean; forced: boolean; tenant: boolean }[]>`
