@@ -58,6 +58,12 @@ create or replace function app.has_developer_role() returns boolean language sql
   select app.role_rank(app.role()) >= app.role_rank('developer')
 $$;
 
+-- An identifier from a URL or body as a uuid, or null when it cannot be one, so a
+-- malformed id is simply "not found" rather than an error.
+create or replace function app.as_uuid(value text) returns uuid language sql immutable as $$
+  select case when value ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then value::uuid end
+$$;
+
 -- Trimmed of every kind of white space (the set JavaScript's trim removes, so the
 -- server's shape checks and SQL agree), not only of spaces.
 create or replace function app.trim_space(value text) returns text language sql immutable as $$

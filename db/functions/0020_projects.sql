@@ -316,9 +316,7 @@ create or replace function app.project_for_read(project text) returns app.projec
 declare
   p app.projects;
 begin
-  if project ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-    select * into p from app.projects where organization_id = app.org_id() and id = project::uuid;
-  end if;
+  select * into p from app.projects where organization_id = app.org_id() and id = app.as_uuid(project);
   if p.id is null then
     perform app.fail('NOT_FOUND', 404, 'Project not found.');
   end if;

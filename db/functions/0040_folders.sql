@@ -9,10 +9,8 @@ create or replace function app.folder_in_project(project uuid, folder text) retu
 declare
   f app.folders;
 begin
-  if folder ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-    select * into f from app.folders
-     where organization_id = app.org_id() and project_id = project and id = folder::uuid;
-  end if;
+  select * into f from app.folders
+   where organization_id = app.org_id() and project_id = project and id = app.as_uuid(folder);
   if f.id is null then
     perform app.fail('FOLDER_NOT_FOUND', 404, 'Folder not found in this project.');
   end if;
