@@ -41,7 +41,7 @@ async function prepareDatabase(baseUrl: string): Promise<{ url: string; key: str
   await maintenance.end()
   const url = withDatabase(baseUrl, 'tale_bench')
   const owner = ownerPool(url, 1)
-  await migrate(owner)
+  await migrate(owner, url)
   const seeded = await seed(owner, {
     organizations: [{ slug: 'bench', name: 'Bench' }],
     users: [{ email: 'owner@bench.test', name: 'Bench Owner', emailVerified: true,

@@ -5,14 +5,16 @@ import { resolveDatabase } from '../server/db/database.ts'
 import { ownerPool } from '../server/db/connection.ts'
 import { migrate } from '../server/db/migrate.ts'
 import { startWorker } from './worker.ts'
+import { resolveObjectStore } from '../server/storage/resolve.ts'
 
 const config = loadConfig()
 const database = await resolveDatabase(config)
 const owner = ownerPool(database.url, 1)
-await migrate(owner)
+await migrate(owner, database.url)
 await owner.end()
-const runner = await startWorker(database.url)
+const objectStore = await resolveObjectStore(config)
+const runner = await startWorker(database.url, { objectStore: objectStore.store })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => { void runner.stop().then(() => database.stop()) })
+  process.once(signal, () => { void runner.stop().then(objectStore.stop).then(() => database.stop()) })
 }
 await runner.promise

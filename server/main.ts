@@ -8,6 +8,7 @@ import { createLogger } from './log.ts'
 import { startService } from './service.ts'
 import { startWorker } from '../jobs/worker.ts'
 import { createKey, seed } from './admin/operations.ts'
+import { resolveObjectStore } from './storage/resolve.ts'
 
 let config: Config
 try {
@@ -23,12 +24,14 @@ try {
 const log = createLogger(config.LOG_LEVEL)
 const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }))
 const owner = ownerPool(database.url, 2)
-const report = await migrate(owner)
+const report = await migrate(owner, database.url)
 log.info('database migrated', { applied: report.applied.length })
 if (!config.DATABASE_URL) await createDemoOrganization(owner)
 
-const worker = await startWorker(database.url)
-const service = await startService(config, database.url, { log })
+const objectStore = await resolveObjectStore(config)
+log.info('object store', { store: objectStore.description })
+const worker = await startWorker(database.url, { objectStore: objectStore.store })
+const service = await startService(config, database.url, { log, objectStore: objectStore.store })
 log.info('listening', { url: config.publicBaseUrl, port: service.port })
 
 async function createDemoOrganization(sql: Sql): Promise<void> {
@@ -59,6 +62,7 @@ async function shutdown(): Promise<void> {
   stopping = true
   await service.close()
   await worker.stop()
+  await objectStore.stop()
   await owner.end({ timeout: 5 })
   await database.stop()
   process.exit(0)

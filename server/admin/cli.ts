@@ -7,12 +7,13 @@ import { loadConfig } from '../config.ts'
 import { resolveDatabase } from '../db/database.ts'
 import { ownerPool, type Sql } from '../db/connection.ts'
 import { migrate } from '../db/migrate.ts'
-import { addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, revokeKey, seed, seedSchema } from './operations.ts'
+import { addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, revokeKey, seed, seedSchema, setUploadPolicy } from './operations.ts'
 
 const usage = `commands:
   migrate
   seed --file F            (F may be - for standard input)
   org create --slug S --name N
+  org upload-policy --org S [--max-bytes N] [--extensions pdf,txt,...]   (omitted: the service default)
   user create --email E [--name N] [--password P] [--verified]
   member add --org S --email E --role owner|admin|developer|editor|member [--disabled]
   key create --email E --name N [--expires-at EPOCH_MS]
@@ -26,6 +27,7 @@ const options = {
   disabled: { type: 'boolean' }, 'expires-at': { type: 'string' }, id: { type: 'string' }, project: { type: 'string' },
   team: { type: 'string' }, level: { type: 'string' }, provider: { type: 'string' },
   'context-window': { type: 'string' }, 'max-output-tokens': { type: 'string' }, default: { type: 'boolean' },
+  'max-bytes': { type: 'string' }, extensions: { type: 'string' },
 } as const
 
 class UsageError extends Error {}
@@ -48,11 +50,11 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-async function runCommand(sql: Sql, words: string[], values: Record<string, unknown>): Promise<unknown> {
+async function runCommand(sql: Sql, databaseUrl: string, words: string[], values: Record<string, unknown>): Promise<unknown> {
   const command = words.join(' ')
   switch (command) {
     case 'migrate':
-      return migrate(sql)
+      return migrate(sql, databaseUrl)
     case 'seed': {
       const file = required(values, 'file')
       const text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
@@ -60,11 +62,19 @@ async function runCommand(sql: Sql, words: string[], values: Record<string, unkn
       if (!parsed.success) {
         throw new UsageError(`seed file: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? ''} ${i.message}`).join('; ')}`)
       }
-      await migrate(sql)
+      await migrate(sql, databaseUrl)
       return seed(sql, parsed.output)
     }
     case 'org create':
       return { id: await createOrganization(sql, required(values, 'slug'), required(values, 'name')) }
+    case 'org upload-policy': {
+      const extensions = values.extensions === undefined ? null
+        : String(values.extensions).split(',').map((e) => e.trim().replace(/^\./, '')).filter(Boolean)
+      await setUploadPolicy(sql, required(values, 'org'), {
+        maxBytes: integer(values['max-bytes'] as string | undefined, 'max-bytes'), extensions,
+      })
+      return { ok: true }
+    }
     case 'user create':
       return { id: await createUser(sql, { email: required(values, 'email'), name: values.name as string | undefined,
         password: values.password as string | undefined, emailVerified: values.verified === true }) }
@@ -109,7 +119,7 @@ async function main(): Promise<number> {
   const database = await resolveDatabase(config)
   const sql = ownerPool(database.url, 1)
   try {
-    const result = await runCommand(sql, parsed.positionals, parsed.values)
+    const result = await runCommand(sql, database.url, parsed.positionals, parsed.values)
     process.stdout.write(JSON.stringify(result, null, 2) + '\n')
     return 0
   } catch (error) {

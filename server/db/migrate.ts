@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
+import { Logger, runMigrations } from 'graphile-worker'
 import type { Sql } from './connection.ts'
 
 export const dbRoot = fileURLToPath(new URL('../../db/', import.meta.url))
@@ -45,7 +46,12 @@ export interface MigrationReport {
   applied: string[]
 }
 
-export async function migrate(sql: Sql, root = dbRoot): Promise<MigrationReport> {
+/**
+ * Brings the database up to date: the job queue's own schema first (SQL functions
+ * enqueue work into it), then the service's files.
+ */
+export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Promise<MigrationReport> {
+  await runMigrations({ connectionString: databaseUrl, logger: quietLogger })
   const files = await readSqlFiles(root)
   const applied: string[] = []
   const connection = await sql.reserve()
@@ -90,3 +96,7 @@ export async function migrate(sql: Sql, root = dbRoot): Promise<MigrationReport>
   }
   return { applied }
 }
+
+// graphile-worker reports each of its migrations at info level; the service reports
+// its own migration summary instead.
+const quietLogger = new Logger(() => () => {})

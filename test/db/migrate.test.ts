@@ -24,14 +24,14 @@ t.test('files apply once, in name order, recorded by file name', async (t) => {
   const { url } = await emptyDatabase(t)
   const sql = ownerPool(url, 2)
   t.teardown(() => sql.end())
-  const first = await migrate(sql)
+  const first = await migrate(sql, url)
   t.ok(first.applied.length > 10)
   t.same(first.applied.filter((f) => f.startsWith('schema/')), [...first.applied.filter((f) => f.startsWith('schema/'))].sort(),
     'schema files in name order')
   t.ok(first.applied.indexOf('functions/0001_core.sql') > first.applied.indexOf('schema/0001_foundation.sql'), 'functions after schema')
   t.ok(first.applied.findIndex((f) => f.startsWith('policies/')) > first.applied.findLastIndex((f) => f.startsWith('functions/')),
     'policies after functions')
-  const second = await migrate(sql)
+  const second = await migrate(sql, url)
   t.same(second.applied, [], 'nothing runs twice')
   const recorded = await sql`select kind, name from public.schema_migrations where kind = 'schema' order by name`
   t.same(recorded.map((r) => r.name), first.applied.filter((f) => f.startsWith('schema/')).map((f) => f.slice('schema/'.length)))
@@ -43,12 +43,12 @@ t.test('changed function and policy files are re-applied; schema files are not',
   await cp(dbRoot, root, { recursive: true })
   const sql = ownerPool(url, 2)
   t.teardown(() => sql.end())
-  await migrate(sql, root)
+  await migrate(sql, url, root)
 
   await appendFile(path.join(root, 'functions', '0001_core.sql'),
     '\ncreate or replace function app.migration_probe() returns text language sql as $$ select \'v2\' $$;\n')
   await appendFile(path.join(root, 'schema', '0001_foundation.sql'), '\ncreate table app.never_created (x int);\n')
-  const report = await migrate(sql, root)
+  const report = await migrate(sql, url, root)
   t.same(report.applied, ['functions/0001_core.sql'])
   const [probe] = await sql`select app.migration_probe() as v`
   t.equal(probe!.v, 'v2')
@@ -58,7 +58,7 @@ t.test('changed function and policy files are re-applied; schema files are not',
   // A policy dropped from its file is dropped from the database.
   await writeFile(path.join(root, 'policies', 'teams.sql'),
     "alter table app.teams enable row level security;\nalter table app.teams force row level security;\nselect app.drop_policies('app.teams');\n")
-  t.same((await migrate(sql, root)).applied, ['policies/teams.sql'])
+  t.same((await migrate(sql, url, root)).applied, ['policies/teams.sql'])
   const policies = await sql`select polname from pg_policy where polrelid = 'app.teams'::regclass`
   t.same(policies, [])
 })
@@ -70,7 +70,7 @@ t.test('a failing file leaves nothing of itself behind and is not recorded', asy
   await writeFile(path.join(root, 'schema', '9999_broken.sql'), 'create table app.half_done (x int);\nselect 1/0;\n')
   const sql = ownerPool(url, 2)
   t.teardown(() => sql.end())
-  await t.rejects(migrate(sql, root), /9999_broken\.sql/)
+  await t.rejects(migrate(sql, url, root), /9999_broken\.sql/)
   const [table] = await sql`select to_regclass('app.half_done') as t`
   t.equal(table!.t, null)
   const [row] = await sql`select count(*)::int as n from public.schema_migrations where name = '9999_broken.sql'`
@@ -81,7 +81,7 @@ t.test('replicas starting together do not race', async (t) => {
   const { url } = await emptyDatabase(t)
   const pools = [ownerPool(url, 1), ownerPool(url, 1), ownerPool(url, 1)]
   t.teardown(() => Promise.all(pools.map((p) => p.end())))
-  const reports = await Promise.all(pools.map((p) => migrate(p)))
+  const reports = await Promise.all(pools.map((p) => migrate(p, url)))
   const applied = reports.flatMap((r) => r.applied)
   t.equal(applied.length, new Set(applied).size, 'each file applied by exactly one replica')
   t.ok(applied.includes('schema/0001_foundation.sql'))

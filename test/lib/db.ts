@@ -35,7 +35,7 @@ export async function ensureTemplate(): Promise<string> {
         await connection.unsafe(`create database "${building}"`)
         const owner = ownerPool(withDatabase(databaseUrl(), building), 1)
         try {
-          await migrate(owner)
+          await migrate(owner, withDatabase(databaseUrl(), building))
         } finally {
           await owner.end()
         }
