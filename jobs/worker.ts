@@ -1,16 +1,38 @@
 // The graphile-worker runner: in-process beside the API by default, or alone via
 // `npm run worker`. Tasks are one file each under jobs/tasks.
-import { run, type Runner, type TaskList } from 'graphile-worker'
+import { run, type Logger, type Runner, type TaskList } from 'graphile-worker'
+import type { ObjectStore } from '../server/storage/object-store.ts'
 import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
+import { deleteObjects } from './tasks/delete-objects.ts'
+import { sweepExpiredUploads } from './tasks/sweep-expired-uploads.ts'
+import { indexDocument } from './tasks/index-document.ts'
 
-export const taskList: TaskList = {
-  forget_idle_rate_buckets: forgetIdleRateBuckets,
+export function taskList(store: ObjectStore | null): TaskList {
+  return {
+    forget_idle_rate_buckets: forgetIdleRateBuckets,
+    delete_objects: deleteObjects(store),
+    sweep_expired_uploads: sweepExpiredUploads(store),
+    index_document: indexDocument(store),
+  }
 }
 
 const crontab = [
   '*/15 * * * * forget_idle_rate_buckets ?max=1',
+  '17 * * * * sweep_expired_uploads ?max=1',
 ].join('\n')
 
-export async function startWorker(connectionString: string, concurrency = 2): Promise<Runner> {
-  return run({ connectionString, concurrency, taskList, crontab, noHandleSignals: true, pollInterval: 1000 })
+export interface WorkerOptions {
+  objectStore: ObjectStore | null
+  concurrency?: number
+  /** Without the crontab (tests run maintenance on demand). */
+  crontab?: boolean
+  logger?: Logger
+}
+
+export async function startWorker(connectionString: string, options: WorkerOptions): Promise<Runner> {
+  return run({
+    connectionString, concurrency: options.concurrency ?? 2, taskList: taskList(options.objectStore),
+    crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000,
+    ...(options.logger ? { logger: options.logger } : {}),
+  })
 }

@@ -2,6 +2,7 @@
 // malformed values stop start-up with a message naming them.
 import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
+import type { ObjectStoreSettings } from './storage/object-store.ts'
 
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
   v.number(), v.minValue(0), v.maxValue(65535))
@@ -12,7 +13,8 @@ const schema = v.object({
   DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'))),
   PORT: v.optional(port, '3000'),
   PUBLIC_BASE_URL: v.optional(url),
-  S3_ENDPOINT: v.optional(url),
+  // `none` opts out of object storage: uploads answer 503 OBJECT_STORE_UNCONFIGURED.
+  S3_ENDPOINT: v.optional(v.union([v.literal('none'), url], 'must be a URL or none')),
   S3_BUCKET: v.optional(v.pipe(v.string(), v.minLength(3))),
   S3_REGION: v.optional(v.string(), 'us-east-1'),
   S3_ACCESS_KEY_ID: v.optional(v.string()),
@@ -55,6 +57,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!result.success) {
     for (const issue of result.issues) problems.push(`${v.getDotPath(issue) ?? '?'}: ${issue.message}`)
   }
+  if (result.success && result.output.S3_ENDPOINT && result.output.S3_ENDPOINT !== 'none' && !result.output.S3_BUCKET) {
+    problems.push('S3_BUCKET: required when S3_ENDPOINT is set')
+  }
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(problems)
   }
@@ -65,5 +70,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n  ${problems.join('\n  ')}`)
+  }
+}
+
+/** The configured object store's settings; null when there is none to connect to. */
+export function objectStoreSettings(config: Config): ObjectStoreSettings | null {
+  if (!config.S3_ENDPOINT || config.S3_ENDPOINT === 'none' || !config.S3_BUCKET) return null
+  return {
+    endpoint: config.S3_ENDPOINT, bucket: config.S3_BUCKET, region: config.S3_REGION, forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY,
   }
 }

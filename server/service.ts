@@ -8,6 +8,8 @@ import { healthRoutes } from './routes/health.ts'
 import { identityRoutes } from './routes/identity.ts'
 import { projectRoutes } from './routes/projects.ts'
 import { folderRoutes } from './routes/folders.ts'
+import { fileRoutes } from './routes/files.ts'
+import type { ObjectStore } from './storage/object-store.ts'
 import type { Route } from './routes/route.ts'
 import { documentationRoutes } from './openapi/routes.ts'
 
@@ -17,8 +19,10 @@ export interface RunningService {
   close: () => Promise<void>
 }
 
-export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config): Route[] {
-  const routes: Route[] = [...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes]
+export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null): Route[] {
+  const routes: Route[] = [
+    ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
+  ]
   routes.push(...documentationRoutes(() => routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))
   return routes
 }
@@ -27,12 +31,14 @@ export interface ServiceOptions {
   port?: number
   log?: Logger
   onQuery?: (query: string) => void
+  /** The object store of project files; null for a deployment without one. */
+  objectStore?: ObjectStore | null
 }
 
 export async function startService(config: Config, databaseUrl: string, options: ServiceOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config.LOG_LEVEL)
   const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery)
-  const server = createApp({ config, requests, routes: allRoutes(requests, config), log })
+  const server = createApp({ config, requests, routes: allRoutes(requests, config, options.objectStore ?? null), log })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? config.PORT, '0.0.0.0', () => resolve())

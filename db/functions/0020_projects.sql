@@ -305,6 +305,18 @@ begin
 
   perform app.audit('project.deleted', 'project', p.id::text,
     jsonb_build_object('mode', mode, 'name', p.name, 'key', p.key));
+  if mode = 'detach' then
+    -- Released into the organization: the files outlive the project and its folders.
+    update app.documents set project_id = null, folder_id = null, updated_at = app.now()
+     where organization_id = p.organization_id and project_id = p.id;
+  end if;
+  -- Rows go by cascade; the objects of files and of unbound uploads go by a purge job.
+  perform app.purge_objects(array(
+    select d.object_key from app.documents d
+     where d.organization_id = p.organization_id and d.project_id = p.id and d.object_key is not null
+    union all
+    select u.object_key from app.uploads u
+     where u.organization_id = p.organization_id and u.project_id = p.id and u.bound_at is null));
   delete from app.projects where organization_id = p.organization_id and id = p.id;
   return null;
 end $$;

@@ -12,3 +12,9 @@ alter table app.clock force row level security;
 select app.drop_policies('app.clock');
 grant select on app.clock to api;
 create policy clock_select on app.clock for select to api using (true);
+-- The supported file types are public knowledge.
+alter table app.file_types enable row level security;
+alter table app.file_types force row level security;
+select app.drop_policies('app.file_types');
+grant select on app.file_types to api;
+create policy file_types_select on app.file_types for select to api using (true);

@@ -7,9 +7,17 @@ import { generateApiKey, hashApiKey, hashPassword } from '../auth/credentials.ts
 const role = v.picklist(['owner', 'admin', 'developer', 'editor', 'member'])
 const epochOrNull = v.nullish(v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.isoTimestamp())]))
 
+/** An organization's narrowing of uploads: a smaller size cap, fewer file types. */
+export const uploadPolicySchema = v.strictObject({
+  maxBytes: v.nullish(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(104_857_600))),
+  extensions: v.nullish(v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/i))), v.minLength(1))),
+})
+export type UploadPolicy = v.InferOutput<typeof uploadPolicySchema>
+
 export const seedSchema = v.strictObject({
   organizations: v.optional(v.array(v.strictObject({
     slug: v.string(), name: v.string(), skillSharingPolicy: v.nullish(v.record(v.string(), v.unknown())),
+    uploadPolicy: v.nullish(uploadPolicySchema),
   })), []),
   users: v.optional(v.array(v.strictObject({
     email: v.pipe(v.string(), v.email()),
@@ -54,6 +62,11 @@ function timestamp(value: number | string | null | undefined): Date | null {
 export async function createOrganization(sql: Sql, slug: string, name: string, policy: unknown = null): Promise<string> {
   const [row] = await sql<{ id: string }[]>`select app.operator_org_create(${slug}, ${name}, ${policy === null ? null : sql.json(policy as never)}) as id`
   return row!.id
+}
+
+export async function setUploadPolicy(sql: Sql, org: string, policy: UploadPolicy): Promise<void> {
+  await sql`select app.operator_upload_policy_set(app.operator_org_id(${org}), ${policy.maxBytes ?? null},
+    ${policy.extensions ?? null}::text[])`
 }
 
 export async function createUser(sql: Sql, input: { email: string; name?: string; password?: string | null; emailVerified?: boolean }): Promise<string> {
@@ -111,6 +124,7 @@ export async function seed(owner: Sql, file: SeedFile): Promise<SeedResult> {
     const result: SeedResult = { organizations: {}, users: {}, teams: {}, projects: {} }
     for (const org of file.organizations) {
       result.organizations[org.slug] = { id: await createOrganization(sql, org.slug, org.name, org.skillSharingPolicy ?? null) }
+      if (org.uploadPolicy) await setUploadPolicy(sql, org.slug, org.uploadPolicy)
     }
     for (const user of file.users) {
       const [row] = await sql<{ id: string }[]>`

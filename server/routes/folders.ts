@@ -1,6 +1,8 @@
 import * as v from 'valibot'
 import type { Route } from './route.ts'
 import { uuidParam } from '../transport/validation.ts'
+import type { ObjectStore } from '../storage/object-store.ts'
+import { observeStore } from '../storage/observe.ts'
 
 const folder = v.object({ id: v.string(), name: v.string(), parentId: v.nullable(v.string()), createdAt: v.number() })
 // Any non-blank string: one that names no folder of the project answers FOLDER_NOT_FOUND.
@@ -8,7 +10,8 @@ const folderRef = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be blank
 const projectParams = v.strictObject({ id: uuidParam })
 const folderParams = v.strictObject({ id: uuidParam, folderId: folderRef })
 
-export const folderRoutes: Route[] = [
+export function folderRoutes(store: ObjectStore | null): Route[] {
+  return [
   {
     kind: 'operation', method: 'POST', path: '/api/v1/projects/:id/folders', tag: 'Folders', operation: 'folder_create',
     summary: 'Create a folder, or get the one of that name under the same parent', errors: [403, 404, 409],
@@ -32,6 +35,9 @@ export const folderRoutes: Route[] = [
   },
   {
     kind: 'operation', method: 'DELETE', path: '/api/v1/projects/:id/folders/:folderId', tag: 'Folders', operation: 'folder_delete',
-    summary: 'Delete a folder and everything beneath it', status: 204, errors: [403, 404], params: folderParams,
+    summary: 'Delete a folder and everything beneath it', status: 204, errors: [403, 404, 503], params: folderParams,
+    // The files' objects are removed after the rows; the store must answer first.
+    observe: () => observeStore(store),
   },
-]
+  ]
+}

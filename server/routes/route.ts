@@ -1,6 +1,6 @@
 // One declaration per operation feeds the router, the shape checks and (from the
 // same fields) the OpenAPI document.
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Schema } from '../transport/validation.ts'
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
@@ -52,6 +52,14 @@ export interface OperationRoute extends Common {
   args?: (input: Input) => Record<string, unknown>
   /** The created resource's path; undefined when nothing was created. */
   location?: (body: Record<string, any>, input: Input) => string | undefined
+  /**
+   * What the server itself observes before the call (the object store's answers),
+   * passed to the SQL function as `observed` so the rules there decide with it.
+   * Never client input: body schemas are strict and `observed` is added last.
+   */
+  observe?: (input: Input) => Promise<Record<string, unknown>>
+  /** Writes the success response itself from the SQL body (file downloads). */
+  respond?: (body: Record<string, any>, req: IncomingMessage, res: ServerResponse) => Promise<void>
 }
 
 /** A keyless endpoint served by the server itself (health, status, schema, docs). */

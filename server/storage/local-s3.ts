@@ -20,6 +20,11 @@ export async function startLocalS3(options: { directory: string; port?: number; 
   const { port } = await server.run()
   return {
     settings: { endpoint: `http://127.0.0.1:${port}`, bucket, region: 'us-east-1', forcePathStyle: true, ...LOCAL_CREDENTIALS },
-    close: () => server.close(),
+    close: async () => {
+      // Kept-alive connections would otherwise go on being served after close.
+      const closing = server.close()
+      server.httpServer?.closeAllConnections()
+      await closing
+    },
   }
 }

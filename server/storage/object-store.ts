@@ -30,7 +30,8 @@ export interface ObjectStore {
   presignPut(key: string, options: { contentType?: string; expiresInSeconds: number }): Promise<string>
   /** What is stored under key, or null when nothing is. */
   head(key: string): Promise<StoredObject | null>
-  get(key: string): Promise<{ body: Readable; object: StoredObject }>
+  /** The object's bytes, or null when nothing is stored under key. */
+  get(key: string, options?: { ifMatch?: string }): Promise<{ body: Readable; object: StoredObject } | null>
   /** Deletes keys; returns those the store could not delete. */
   deleteMany(keys: string[]): Promise<string[]>
   /** Resolves when the store answers for the bucket. */
@@ -41,6 +42,13 @@ export interface ObjectStore {
 export class ObjectStoreUnavailable extends Error {
   override name = 'ObjectStoreUnavailable'
 }
+
+/** The stored object is not the one expected (its ETag differs). */
+export class ObjectChanged extends Error {
+  override name = 'ObjectChanged'
+}
+
+const bareTag = (etag: string) => etag.replace(/^W\//, '').replaceAll('"', '')
 
 export function createObjectStore(settings: ObjectStoreSettings): ObjectStore {
   const { bucket } = settings
@@ -84,11 +92,21 @@ export function createObjectStore(settings: ObjectStoreSettings): ObjectStore {
         return unavailable(error)
       }
     },
-    async get(key) {
+    async get(key, options = {}) {
       try {
-        const output = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+        const output = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key, IfMatch: options.ifMatch }))
+        // Checked here too: not every S3-protocol store honours If-Match.
+        if (options.ifMatch && output.ETag && bareTag(output.ETag) !== bareTag(options.ifMatch)) {
+          (output.Body as Readable).destroy()
+          throw new ObjectChanged(`The object ${key} no longer matches ${options.ifMatch}`)
+        }
         return { body: output.Body as Readable, object: describe(output) }
       } catch (error) {
+        if (error instanceof ObjectChanged) throw error
+        if (isNotFound(error)) return null
+        if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 412) {
+          throw new ObjectChanged(`The object ${key} no longer matches ${options.ifMatch}`, { cause: error })
+        }
         return unavailable(error)
       }
     },

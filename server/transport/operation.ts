@@ -50,9 +50,14 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
     }
     const { params, query, body } = input.value
     // Path parameters last: a body can never redirect an operation to another resource.
-    const args = route.args ? route.args(input.value) : { ...query, ...(body as object), ...params }
+    const args: Record<string, unknown> = route.args ? route.args(input.value) : { ...query, ...(body as object), ...params }
+    if (route.observe) args.observed = await route.observe(input.value)
     const outcome = await call(auth, route.operation, args)
     if (outcome.error) throw refusal(outcome.error)
+    if (route.respond) {
+      await route.respond(JSON.parse(outcome.body ?? '{}') as Record<string, unknown>, req, res)
+      return
+    }
     const headers: Record<string, string> = {}
     // The body is parsed only when the status or the Location depends on it.
     const parsed = outcome.body && (route.location || typeof route.status === 'function')

@@ -43,6 +43,13 @@ const acmeId = seeded.organizations.acme!.id
 const globexId = seeded.organizations.globex!.id
 for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, seeded.projects.Gamma!.id]]) {
   await db.owner`insert into app.folders (organization_id, project_id, name, depth) values (${org!}, ${project!}, 'Docs', 1)`
+  const [creator] = await db.owner`select created_by from app.projects where id = ${project!}`
+  const [upload] = await db.owner`
+    insert into app.uploads (organization_id, project_id, created_by, object_key, expires_at)
+    values (${org!}, ${project!}, ${creator!.created_by}, ${`${org}/${project}/fixture`}, now() + interval '30 minutes') returning id`
+  await db.owner`
+    insert into app.documents (organization_id, project_id, file_name, mime_type, size_bytes, object_key, created_by)
+    values (${org!}, ${project!}, 'notes.txt', 'text/plain', 5, ${`${org}/${project}/${upload!.id}`}, ${creator!.created_by})`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 

@@ -18,7 +18,7 @@ t.test('the OpenAPI document is valid and describes every route', async (t) => {
   t.ok(result.valid, `valid OpenAPI: ${JSON.stringify(result.errors ?? []).slice(0, 2000)}`)
   t.equal(document.openapi, '3.1.0')
 
-  const routes = allRoutes(service.db.owner, loadConfig({ DATABASE_URL: service.db.url, LOG_LEVEL: 'silent' }))
+  const routes = allRoutes(service.db.owner, loadConfig({ DATABASE_URL: service.db.url, LOG_LEVEL: 'silent' }), null)
   for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
     const operation = document.paths[path]?.[route.method.toLowerCase()]

@@ -7,6 +7,9 @@ import { createLogger, type Level, type Logger } from '../../server/log.ts'
 import { seed, type SeedFile, type SeedResult } from '../../server/admin/operations.ts'
 import { freshDatabase, type TestDatabase } from './db.ts'
 import { seedFile } from './fixtures.ts'
+import type { ObjectStore } from '../../server/storage/object-store.ts'
+import { startWorker } from '../../jobs/worker.ts'
+import { Logger as WorkerLogger } from 'graphile-worker'
 
 export interface Response {
   status: number
@@ -36,7 +39,15 @@ export interface LogEntry {
   fields: Record<string, unknown>
 }
 
-export async function startTestService(t: Test, env: Record<string, string> = {}, logs?: LogEntry[]): Promise<TestService> {
+export interface TestServiceOptions {
+  /** The project files' store; none by default (uploads answer 503). */
+  objectStore?: ObjectStore | null
+  /** Runs the job worker beside the service (without the crontab). */
+  worker?: boolean
+}
+
+export async function startTestService(t: Test, env: Record<string, string> = {}, logs?: LogEntry[],
+  options: TestServiceOptions = {}): Promise<TestService> {
   const db = await freshDatabase()
   const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'silent', ...env })
   const quiet = createLogger((process.env.TEST_LOG_LEVEL as Level | undefined) ?? 'silent')
@@ -45,9 +56,16 @@ export async function startTestService(t: Test, env: Record<string, string> = {}
     quiet[level](message, fields)
   }
   const log: Logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') }
-  const service = await startService(config, db.url, { port: 0, log })
+  const service = await startService(config, db.url, { port: 0, log, objectStore: options.objectStore ?? null })
+  const worker = options.worker
+    ? await startWorker(db.url, {
+      objectStore: options.objectStore ?? null, crontab: false,
+      logger: new WorkerLogger(() => (level, message) => record(level === 'error' ? 'error' : 'debug')(message)),
+    })
+    : null
   t.teardown(async () => {
     await service.close()
+    await worker?.stop()
     await db.drop()
   })
   const request = async (method: string, path: string, options: RequestOptions = {}): Promise<Response> => {

@@ -1,20 +1,7 @@
 // The object store module against a real S3-protocol server on loopback.
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import t, { type Test } from 'tap'
-import { createObjectStore } from '../../server/storage/object-store.ts'
-import { startLocalS3 } from '../../server/storage/local-s3.ts'
-
-async function localStore(t: Test) {
-  const directory = await mkdtemp(path.join(tmpdir(), 'tale-s3-'))
-  const local = await startLocalS3({ directory })
-  t.teardown(async () => {
-    await local.close().catch(() => {})
-    await rm(directory, { recursive: true, force: true })
-  })
-  return { local, store: createObjectStore(local.settings) }
-}
+import t from 'tap'
+import { createObjectStore, ObjectChanged } from '../../server/storage/object-store.ts'
+import { localStore } from '../lib/object-store.ts'
 
 t.test('a presigned PUT from a plain HTTP client, then head, get and delete', async (t) => {
   const { store } = await localStore(t)
@@ -32,11 +19,14 @@ t.test('a presigned PUT from a plain HTTP client, then head, get and delete', as
   t.match(head, { size: 12, contentType: 'text/plain' })
   t.ok(head?.etag)
 
-  const { body, object } = await store.get('org/project/upload-1')
+  const { body, object } = (await store.get('org/project/upload-1', { ifMatch: head!.etag! }))!
   const chunks: Buffer[] = []
   for await (const chunk of body) chunks.push(chunk as Buffer)
   t.equal(Buffer.concat(chunks).toString(), 'hello, store')
   t.equal(object.size, 12)
+  t.equal(await store.get('org/project/absent'), null, 'an absent object reads as null')
+  await t.rejects(store.get('org/project/upload-1', { ifMatch: '"0123456789abcdef0123456789abcdef"' }), ObjectChanged,
+    'bytes other than the expected ones are refused')
 
   const bare = await store.presignPut('org/project/upload-2', { expiresInSeconds: 60 })
   t.notMatch(new URL(bare).searchParams.get('X-Amz-SignedHeaders'), /content-type/, 'no type declared, none bound')
@@ -49,9 +39,10 @@ t.test('a presigned PUT from a plain HTTP client, then head, get and delete', as
 
 t.test('a stopped store is reported, never mistaken for a missing object', async (t) => {
   const { local } = await localStore(t)
-  await local.close()
-  // A service pointed at the stopped store.
   const store = createObjectStore(local.settings)
+  await store.ping()
+  await local.close()
+  // The same client, whose kept-alive connection the stopped store has cut.
   await t.rejects(store.ping(), { name: 'ObjectStoreUnavailable' })
   await t.rejects(store.head('org/project/anything'), { name: 'ObjectStoreUnavailable' }, 'head does not answer "absent"')
   await t.rejects(store.get('org/project/anything'), { name: 'ObjectStoreUnavailable' })

@@ -1,0 +1,23 @@
+alter table app.documents enable row level security;
+alter table app.documents force row level security;
+select app.drop_policies('app.documents');
+grant select, insert, update, delete on app.documents to api;
+
+-- Project files exist for whoever can see their project; editors of the project
+-- bind, change and delete them. Documents outside projects have no policy yet, so
+-- no caller sees them.
+create policy documents_select on app.documents for select to api
+  using (organization_id = (select app.org_id())
+         and project_id in (select p.id from app.projects p where p.organization_id = (select app.org_id())));
+
+create policy documents_insert on app.documents for insert to api
+  with check (organization_id = (select app.org_id()) and app.can_edit_project(project_id)
+              and created_by = (select app.user_id()));
+
+-- A detaching project delete releases its files into the organization (no project).
+create policy documents_update on app.documents for update to api
+  using (organization_id = (select app.org_id()) and app.can_edit_project(project_id))
+  with check (organization_id = (select app.org_id()) and (project_id is null or app.can_edit_project(project_id)));
+
+create policy documents_delete on app.documents for delete to api
+  using (organization_id = (select app.org_id()) and app.can_edit_project(project_id));

@@ -1,0 +1,249 @@
+// Upload preparation and binding: the Upload state table, organization policy,
+// expiry and the object store's faults (SPEC.md "Upload", "Uploads and files").
+import t, { type Test } from 'tap'
+import { eventually, filesWorld, putBytes, uploadFile } from '../lib/files.ts'
+import { pinClock } from '../lib/db.ts'
+import { startLocalS3 } from '../../server/storage/local-s3.ts'
+
+function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
+  t.equal(res.status, status, `${label}: status`)
+  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
+}
+
+const count = async (sql: any, table: string) => (await sql.unsafe(`select count(*)::int as n from ${table}`))[0].n as number
+
+t.test('bind before the bytes arrive: 404 BLOB_NOT_FOUND, and the uploadId stays usable', async (t) => {
+  const { service, alpha, olive } = await filesWorld(t, { worker: false })
+  const prepared = await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
+  t.equal(prepared.status, 200, 'every declaration is optional')
+  const bind = { uploadId: prepared.body.uploadId, fileId: prepared.body.s3Ref, fileName: 'late.txt' }
+  const early = await olive.post(`/api/v1/projects/${alpha}/files`, bind)
+  refused(t, early, 404, 'BLOB_NOT_FOUND', 'no bytes yet')
+  t.equal(early.body.data.reason, 'pending')
+  t.equal(await count(service.db.owner, 'app.documents'), 0, 'no file was created')
+
+  await putBytes(prepared.body.url, 'arrived')
+  const bound = await olive.post(`/api/v1/projects/${alpha}/files`, bind)
+  t.equal(bound.status, 201, 'the same uploadId binds once the bytes are there')
+  t.equal(bound.body.file.size, 7, 'the size is what the store holds')
+
+  const again = await olive.post(`/api/v1/projects/${alpha}/files`, { ...bind, fileName: 'twice.txt' })
+  refused(t, again, 404, 'BLOB_NOT_FOUND', 'an uploadId is single use')
+  t.equal(again.body.data.reason, 'bound')
+  t.equal(await count(service.db.owner, 'app.documents'), 1)
+})
+
+t.test('bind refusals: unknown upload, mismatched fileId, folder, file type, policy, size', async (t) => {
+  const { service, alpha, beta, olive, eddie } = await filesWorld(t, {
+    worker: false,
+    organizations: [
+      { slug: 'acme', name: 'Acme', skillSharingPolicy: null, uploadPolicy: { maxBytes: 10, extensions: ['txt', 'md'] } },
+      { slug: 'globex', name: 'Globex', skillSharingPolicy: null },
+    ],
+  })
+  const base = `/api/v1/projects/${alpha}`
+  const prepared = await olive.post(`${base}/uploads`, {})
+  t.equal(prepared.body.maxBytes, 10, 'the stricter organization limit')
+  await putBytes(prepared.body.url, '0123456789ABC')
+  const bind = (body: Record<string, unknown>) =>
+    olive.post(`${base}/files`, { uploadId: prepared.body.uploadId, fileId: prepared.body.s3Ref, fileName: 'a.txt', ...body })
+
+  refused(t, await bind({ uploadId: '00000000-0000-4000-8000-000000000000' }), 404, 'BLOB_NOT_FOUND', 'unknown uploadId')
+  refused(t, await olive.post(`/api/v1/projects/${beta}/files`, { uploadId: prepared.body.uploadId, fileId: prepared.body.s3Ref, fileName: 'a.txt' }),
+    404, 'BLOB_NOT_FOUND', 'an upload of another project')
+  refused(t, await eddie.post(`${base}/files`, { uploadId: prepared.body.uploadId, fileId: prepared.body.s3Ref, fileName: 'a.txt' }),
+    404, 'BLOB_NOT_FOUND', 'an upload prepared by someone else')
+  const other = await olive.post(`${base}/uploads`, {})
+  const mismatch = await bind({ fileId: other.body.s3Ref })
+  refused(t, mismatch, 400, 'INVALID_BODY', 'fileId of another upload')
+  t.equal(mismatch.body.data.issues[0].path, 'fileId')
+  refused(t, await bind({ fileId: 'not/a/ref' }), 400, 'INVALID_BODY', 'fileId that is no s3Ref')
+  refused(t, await bind({ folderId: '' }), 400, 'INVALID_BODY', 'blank folderId')
+  refused(t, await bind({ folderId: '00000000-0000-4000-8000-000000000000' }), 404, 'FOLDER_NOT_FOUND', 'unknown folder')
+  refused(t, await bind({ fileName: 'tool.exe' }), 400, 'UNSUPPORTED_FILE_TYPE', 'an unsupported extension')
+  const bare = await bind({ fileName: 'README' })
+  refused(t, bare, 400, 'UNSUPPORTED_FILE_TYPE', 'no extension')
+  t.equal(bare.body.data.supported.length, 21, 'the supported types are listed')
+  const policy = await bind({ fileName: 'slides.pdf' })
+  refused(t, policy, 400, 'UPLOAD_POLICY_REJECTED', 'a supported type the organization does not admit')
+  t.same(policy.body.data.allowed, ['md', 'txt'])
+  refused(t, await bind({ fileName: 'a/b.txt' }), 400, 'INVALID_BODY', 'a path as file name')
+  refused(t, await bind({ fileName: '   ' }), 400, 'INVALID_BODY', 'a blank file name')
+  const large = await bind({})
+  refused(t, large, 400, 'FILE_TOO_LARGE', '13 bytes over a 10-byte limit')
+  t.equal(large.body.data.limitBytes, 10)
+  refused(t, await bind({ skipRagIndexing: 'no' }), 400, 'INVALID_BODY', 'a non-boolean skipRagIndexing')
+  refused(t, await bind({ projectId: alpha }), 400, 'INVALID_BODY', 'an unknown key')
+
+  t.equal(await count(service.db.owner, 'app.documents'), 0, 'no refusal created a file')
+  const [upload] = await service.db.owner`select bound_at from app.uploads where id = ${prepared.body.uploadId}`
+  t.equal(upload!.bound_at, null, 'nor consumed the upload')
+  await putBytes(prepared.body.url, 'small')
+  const bound = await bind({ fileName: ' Notes.MD ' })
+  t.equal(bound.status, 201, 'the same upload binds once it passes')
+  t.equal(bound.body.file.fileName, 'Notes.MD', 'the name is trimmed')
+  t.equal(bound.body.file.mimeType, 'text/markdown', 'the extension matches whatever its case')
+})
+
+t.test('preparation checks what was declared', async (t) => {
+  const { service, alpha, olive } = await filesWorld(t, {
+    worker: false,
+    organizations: [
+      { slug: 'acme', name: 'Acme', skillSharingPolicy: null, uploadPolicy: { maxBytes: 1000, extensions: ['txt'] } },
+      { slug: 'globex', name: 'Globex', skillSharingPolicy: null },
+    ],
+  })
+  const prepare = (body: unknown) => olive.post(`/api/v1/projects/${alpha}/uploads`, body)
+  const large = await prepare({ fileName: 'a.txt', size: 1001 })
+  refused(t, large, 400, 'FILE_TOO_LARGE', 'a declared size over the limit')
+  t.equal(large.body.data.limitBytes, 1000)
+  refused(t, await prepare({ fileName: 'a.exe' }), 400, 'UNSUPPORTED_FILE_TYPE', 'a declared unsupported type')
+  refused(t, await prepare({ fileName: 'a.png' }), 400, 'UPLOAD_POLICY_REJECTED', 'a declared type outside the policy')
+  refused(t, await prepare({ contentType: 'not a type' }), 400, 'INVALID_BODY', 'a malformed content type')
+  refused(t, await prepare({ size: -1 }), 400, 'INVALID_BODY', 'a negative size')
+  refused(t, await prepare({ size: 1.5 }), 400, 'INVALID_BODY', 'a fractional size')
+  refused(t, await prepare({ s3Ref: 'x' }), 400, 'INVALID_BODY', 'an unknown key')
+  t.equal(await count(service.db.owner, 'app.uploads'), 0, 'no refusal prepared an upload')
+
+  const typed = await prepare({ fileName: 'a.txt', contentType: 'text/plain; charset=utf-8', size: 5 })
+  t.equal(typed.status, 200)
+  // s3rver does not check signed headers; the signature is what makes S3 and MinIO refuse another type.
+  t.match(new URL(typed.body.url).searchParams.get('X-Amz-SignedHeaders'), /content-type/, 'the declared type is signed')
+  const untyped = await prepare({})
+  t.notMatch(new URL(untyped.body.url).searchParams.get('X-Amz-SignedHeaders'), /content-type/, 'nothing declared, nothing bound')
+
+  refused(t, await olive.post('/api/v1/projects/00000000-0000-4000-8000-000000000000/uploads', {}), 404, 'NOT_FOUND', 'an unknown project')
+  await service.db.owner`update app.projects set archived_at = now() where id = ${alpha}`
+  refused(t, await prepare({}), 403, 'PROJECT_ARCHIVED', 'an archived project')
+})
+
+t.test('an upload expires 30 minutes after preparation; lapsed blobs are swept', async (t) => {
+  const { service, local, alpha, olive } = await filesWorld(t)
+  const start = Date.now()
+  await pinClock(service.db.owner, start)
+  const prepare = () => olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'a.txt' })
+  const lapsing = await prepare()
+  await putBytes(lapsing.body.url, 'never bound')
+  const boundLater = await prepare()
+  await putBytes(boundLater.body.url, 'bound')
+  const kept = await olive.post(`/api/v1/projects/${alpha}/files`,
+    { uploadId: boundLater.body.uploadId, fileId: boundLater.body.s3Ref, fileName: 'kept.txt' })
+  t.equal(kept.status, 201)
+
+  await pinClock(service.db.owner, start + 30 * 60_000)
+  const expired = await olive.post(`/api/v1/projects/${alpha}/files`,
+    { uploadId: lapsing.body.uploadId, fileId: lapsing.body.s3Ref, fileName: 'a.txt' })
+  refused(t, expired, 404, 'BLOB_NOT_FOUND', 'binding at the deadline')
+  t.equal(expired.body.data.reason, 'expired')
+
+  // Not yet eligible: the blob stays until 24 hours after the deadline.
+  await pinClock(service.db.owner, start + 30 * 60_000 + 23 * 3_600_000)
+  t.equal((await prepare()).status, 200)
+  const [jobs] = await service.db.owner`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'sweep_expired_uploads'`
+  t.equal(jobs!.n, 0, 'nothing is due, no sweep is queued')
+  t.ok(await local!.store.head(lapsing.body.s3Ref), 'the unbound blob is still stored')
+
+  await pinClock(service.db.owner, start + 30 * 60_000 + 24 * 3_600_000 + 1000)
+  t.equal((await prepare()).status, 200, 'a later preparation in the organization')
+  await eventually(() => local!.store.head(lapsing.body.s3Ref), (stored) => stored === null)
+  t.pass('removes the lapsed blob')
+  await eventually(() => service.db.owner`select 1 from app.uploads where id = ${lapsing.body.uploadId}`, (rows) => rows.length === 0)
+  t.pass('and its record')
+  const file = await olive.get(`/api/v1/projects/${alpha}/files/${kept.body.file.id}/content`)
+  t.equal(file.text, 'bound', 'a bound file keeps its object')
+  t.equal((await service.db.owner`select 1 from app.uploads where id = ${boundLater.body.uploadId}`).length, 0,
+    'the bound upload\'s record is swept too')
+})
+
+t.test('a deployment without object storage answers 503 OBJECT_STORE_UNCONFIGURED', async (t) => {
+  const { service, alpha, olive } = await filesWorld(t, { store: false, worker: false })
+  refused(t, await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'a.txt' }), 503, 'OBJECT_STORE_UNCONFIGURED', 'prepare')
+  refused(t, await olive.post(`/api/v1/projects/${alpha}/files`, {
+    uploadId: '00000000-0000-4000-8000-000000000000',
+    fileId: '00000000-0000-4000-8000-000000000000/00000000-0000-4000-8000-000000000000/00000000-0000-4000-8000-000000000000',
+    fileName: 'a.txt',
+  }), 503, 'OBJECT_STORE_UNCONFIGURED', 'bind')
+  const anonymous = await service.request('POST', `/api/v1/projects/${alpha}/uploads`, { body: {} })
+  refused(t, anonymous, 401, 'UNAUTHORIZED', 'authentication comes first')
+  t.equal((await olive.get(`/api/v1/projects/${alpha}/files`)).status, 200, 'listing needs no store')
+  t.equal(await count(service.db.owner, 'app.uploads'), 0)
+})
+
+t.test('a stopped store: 503 with nothing lost or half-bound, then the same upload binds', async (t) => {
+  const { service, local, alpha, olive } = await filesWorld(t, { worker: false })
+  const existing = await uploadFile(olive, alpha, 'existing.txt', 'kept safe')
+  const prepared = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'b.txt' })
+  await putBytes(prepared.body.url, 'pending bytes')
+  const port = Number(new URL(local!.local.settings.endpoint).port)
+  await local!.local.close()
+
+  const prepare = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'c.txt' })
+  refused(t, prepare, 503, 'OBJECT_STORE_UNAVAILABLE', 'prepare')
+  t.match(prepare.body.error, /object store cannot be reached/)
+  const bind = { uploadId: prepared.body.uploadId, fileId: prepared.body.s3Ref, fileName: 'b.txt' }
+  refused(t, await olive.post(`/api/v1/projects/${alpha}/files`, bind), 503, 'OBJECT_STORE_UNAVAILABLE', 'bind')
+  refused(t, await olive.get(`/api/v1/projects/${alpha}/files/${existing.body.file.id}/content`), 503, 'OBJECT_STORE_UNAVAILABLE', 'download')
+  t.equal(await count(service.db.owner, 'app.uploads'), 2, 'no upload was prepared')
+  t.equal(await count(service.db.owner, 'app.documents'), 1, 'no file was bound')
+  const [upload] = await service.db.owner`select bound_at from app.uploads where id = ${prepared.body.uploadId}`
+  t.equal(upload!.bound_at, null, 'the upload is still unbound')
+  const listed = await olive.get(`/api/v1/projects/${alpha}/files`)
+  t.same(listed.body.files.map((f: { id: string }) => f.id), [existing.body.file.id], 'the stored file is still listed')
+
+  // The store comes back on the same address with the same directory.
+  const restarted = await startLocalS3({ directory: local!.directory, port })
+  t.teardown(() => restarted.close())
+  const bound = await olive.post(`/api/v1/projects/${alpha}/files`, bind)
+  t.equal(bound.status, 201, 'the same uploadId binds')
+  t.equal((await olive.get(`/api/v1/projects/${alpha}/files/${existing.body.file.id}/content`)).text, 'kept safe')
+})
+
+t.test('a folder delete removes the objects of every file beneath; 503 PURGE_INCOMPLETE removes nothing', async (t) => {
+  const { service, local, alpha, olive } = await filesWorld(t)
+  const base = `/api/v1/projects/${alpha}`
+  const top = (await olive.post(`${base}/folders`, { name: 'Top' })).body.folder.id
+  const inner = (await olive.post(`${base}/folders`, { name: 'Inner', parentId: top })).body.folder.id
+  const empty = (await olive.post(`${base}/folders`, { name: 'Empty' })).body.folder.id
+  const a = (await uploadFile(olive, alpha, 'a.txt', 'a', { folderId: top })).body.file
+  const b = (await uploadFile(olive, alpha, 'b.txt', 'b', { folderId: inner })).body.file
+  const outside = (await uploadFile(olive, alpha, 'c.txt', 'c')).body.file
+  const keys = (await service.db.owner`select object_key from app.documents where id in (${a.id}, ${b.id}) order by file_name`)
+    .map((r) => r.object_key as string)
+
+  const port = Number(new URL(local!.local.settings.endpoint).port)
+  await local!.local.close()
+  const refusedDelete = await olive.del(`${base}/folders/${top}`)
+  refused(t, refusedDelete, 503, 'PURGE_INCOMPLETE', 'the store is down')
+  t.equal((await olive.get(`${base}/folders/${top}`)).status, 200, 'the folder remains')
+  t.equal((await olive.get(`${base}/folders/${inner}`)).status, 200, 'and its subfolder')
+  t.same((await olive.get(`${base}/files`)).body.files.map((f: { id: string }) => f.id).sort(), [a.id, b.id, outside.id].sort(),
+    'and every file')
+  t.equal((await olive.del(`${base}/folders/${empty}`)).status, 204, 'a folder without files needs no store')
+
+  const restarted = await startLocalS3({ directory: local!.directory, port })
+  t.teardown(() => restarted.close())
+  t.equal((await olive.del(`${base}/folders/${top}`)).status, 204)
+  refused(t, await olive.get(`${base}/files/${a.id}`), 404, 'FILE_NOT_FOUND', 'a file in the folder')
+  refused(t, await olive.get(`${base}/files/${b.id}`), 404, 'FILE_NOT_FOUND', 'a file in a subfolder')
+  refused(t, await olive.get(`${base}/folders/${inner}`), 404, 'FOLDER_NOT_FOUND', 'the subfolder')
+  for (const key of keys) {
+    await eventually(() => local!.store.head(key), (stored) => stored === null)
+  }
+  t.pass('their objects are removed')
+  t.equal((await olive.get(`${base}/files/${outside.id}/content`)).text, 'c', 'a file elsewhere is untouched')
+})
+
+t.test('a project delete removes its files\' objects, and those of unbound uploads', async (t) => {
+  const { service, local, alpha, olive } = await filesWorld(t)
+  const file = (await uploadFile(olive, alpha, 'a.txt', 'a')).body.file
+  const [document] = await service.db.owner`select object_key from app.documents where id = ${file.id}`
+  const fileKey = document!.object_key as string
+  const pending = await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
+  await putBytes(pending.body.url, 'unbound')
+  t.equal((await service.request('DELETE', `/api/v1/projects/${alpha}`, { key: undefined })).status, 401)
+  t.equal((await olive.del(`/api/v1/projects/${alpha}`)).status, 204)
+  for (const key of [fileKey, pending.body.s3Ref]) await eventually(() => local!.store.head(key), (stored) => stored === null)
+  t.pass('both objects are removed')
+  t.equal(await count(service.db.owner, 'app.documents'), 0)
+  t.equal(await count(service.db.owner, 'app.uploads'), 0)
+})
