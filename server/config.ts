@@ -15,6 +15,9 @@ const schema = v.object({
   PUBLIC_BASE_URL: v.optional(url),
   // `none` opts out of object storage: uploads answer 503 OBJECT_STORE_UNCONFIGURED.
   S3_ENDPOINT: v.optional(v.union([v.literal('none'), url], 'must be a URL or none')),
+  // The store's address as clients reach it, when it differs from the service's
+  // (compose: http://minio:9000 inside, http://localhost:9000 outside).
+  S3_PUBLIC_ENDPOINT: v.optional(url),
   S3_BUCKET: v.optional(v.pipe(v.string(), v.minLength(3))),
   S3_REGION: v.optional(v.string(), 'us-east-1'),
   S3_ACCESS_KEY_ID: v.optional(v.string()),
@@ -77,7 +80,7 @@ export class ConfigError extends Error {
 export function objectStoreSettings(config: Config): ObjectStoreSettings | null {
   if (!config.S3_ENDPOINT || config.S3_ENDPOINT === 'none' || !config.S3_BUCKET) return null
   return {
-    endpoint: config.S3_ENDPOINT, bucket: config.S3_BUCKET, region: config.S3_REGION, forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    endpoint: config.S3_ENDPOINT, publicEndpoint: config.S3_PUBLIC_ENDPOINT, bucket: config.S3_BUCKET, region: config.S3_REGION, forcePathStyle: config.S3_FORCE_PATH_STYLE,
     accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY,
   }
 }

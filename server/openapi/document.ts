@@ -55,6 +55,8 @@ function operationObject(route: Route): Json {
   if (status !== 204 && route.response) {
     const schema = jsonSchema(route.response, 'output')
     success.content = { 'application/json': { schema } }
+  } else if (route.produces) {
+    success.content = { [route.produces]: { schema: { type: 'string', format: 'binary' } } }
   }
   if (route.family) success['x-tale-pagination'] = route.family
   if (route.kind === 'operation' && route.location) {

@@ -79,7 +79,8 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
     },
     {
       kind: 'operation', method: 'GET', path: '/api/v1/projects/:id/files/:documentId/content', tag: 'Files',
-      operation: 'file_content', summary: 'Download a project file\'s bytes', errors: [404, 503], params: fileParams,
+      operation: 'file_content', summary: 'Download a project file\'s bytes (the name is in Content-Disposition)',
+      errors: [404, 503], params: fileParams, produces: 'application/octet-stream',
       respond: (found, req, res) => sendContent(store, found as StoredFile, req, res),
     },
     {

@@ -36,6 +36,8 @@ interface Common {
   bodyLimit?: number
   /** The success response's body, for the OpenAPI document. */
   response?: Schema
+  /** A success body that is not JSON (file bytes): its media type, for the OpenAPI document. */
+  produces?: string
   /** Coded refusals this operation may answer, for the OpenAPI document. */
   errors?: number[]
   family?: Family

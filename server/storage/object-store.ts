@@ -11,6 +11,8 @@ import type { Readable } from 'node:stream'
 
 export interface ObjectStoreSettings {
   endpoint: string
+  /** Where clients reach the store, for presigned URLs; the endpoint when unset. */
+  publicEndpoint?: string
   bucket: string
   region: string
   forcePathStyle: boolean
@@ -52,17 +54,25 @@ const bareTag = (etag: string) => etag.replace(/^W\//, '').replaceAll('"', '')
 
 export function createObjectStore(settings: ObjectStoreSettings): ObjectStore {
   const { bucket } = settings
-  const client = new S3Client({
-    endpoint: settings.endpoint,
+  const clientFor = (endpoint: string) => new S3Client({
+    endpoint,
     region: settings.region,
     forcePathStyle: settings.forcePathStyle,
     credentials: settings.accessKeyId && settings.secretAccessKey
       ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey }
       : undefined,
+    // Checksums only where S3 requires them: by default the SDK would sign the CRC32
+    // of an empty body into every presigned PUT, and stores that verify it (S3,
+    // MinIO) would refuse the client's real bytes.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
     // Bounded: a store that does not answer must not hold a request for minutes.
     maxAttempts: 2,
     requestHandler: { connectionTimeout: 3_000, requestTimeout: 10_000 },
   })
+  const client = clientFor(settings.endpoint)
+  // The signature covers the host, so URLs for clients are signed for their address.
+  const signer = settings.publicEndpoint ? clientFor(settings.publicEndpoint) : client
 
   const unavailable = (error: unknown): never => {
     throw new ObjectStoreUnavailable(`The object store is unavailable: ${(error as Error).message}`, { cause: error })
@@ -79,7 +89,7 @@ export function createObjectStore(settings: ObjectStoreSettings): ObjectStore {
   return {
     async presignPut(key, { contentType, expiresInSeconds }) {
       // Signing is local; it needs no round trip to the store.
-      return getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType }), {
+      return getSignedUrl(signer, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType }), {
         expiresIn: expiresInSeconds,
         ...(contentType ? { signableHeaders: new Set(['content-type']) } : {}),
       })
