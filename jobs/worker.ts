@@ -1,5 +1,6 @@
 // The graphile-worker runner: in-process beside the API by default, or alone via
 // `npm run worker`. Tasks are one file each under jobs/tasks.
+import pg from 'pg'
 import { run, type Logger, type Runner, type TaskList } from 'graphile-worker'
 import type { ObjectStore } from '../server/storage/object-store.ts'
 import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
@@ -29,10 +30,36 @@ export interface WorkerOptions {
   logger?: Logger
 }
 
-export async function startWorker(connectionString: string, options: WorkerOptions): Promise<Runner> {
-  return run({
-    connectionString, concurrency: options.concurrency ?? 2, taskList: taskList(options.objectStore),
-    crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000,
-    ...(options.logger ? { logger: options.logger } : {}),
-  })
+export interface Worker {
+  /** Finishes running jobs, then closes every connection. */
+  stop: () => Promise<void>
+  /** Settles when the worker has stopped. */
+  promise: Promise<void>
+}
+
+export async function startWorker(connectionString: string, options: WorkerOptions): Promise<Worker> {
+  // The worker's own pool: graphile-worker may still be connecting or unlistening
+  // when its stop() resolves, and only ending the pool waits for every connection.
+  const pool = new pg.Pool({ connectionString, max: (options.concurrency ?? 2) + 2 })
+  // An idle connection that fails (a database restart) must not bring the process
+  // down; the worker reconnects through the pool.
+  pool.on('error', (error) => options.logger?.error(`worker connection failed: ${error.message}`))
+  let runner: Runner
+  try {
+    runner = await run({
+      pgPool: pool, concurrency: options.concurrency ?? 2, taskList: taskList(options.objectStore),
+      crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000,
+      ...(options.logger ? { logger: options.logger } : {}),
+    })
+  } catch (error) {
+    await pool.end()
+    throw error
+  }
+  return {
+    promise: runner.promise,
+    stop: async () => {
+      await runner.stop()
+      await pool.end()
+    },
+  }
 }

@@ -64,3 +64,38 @@ begin
   end if;
   return claims->'p';
 end $$;
+
+-- Lists ordered newest first by (created_at, id) share these. A page resumes just
+-- below the cursor's row; without a cursor it starts above every row, so the keyset
+-- condition is always an index range, also in a generic plan.
+create or replace function app.keyset_resume(cursor text, list text, filters jsonb,
+  out after_created timestamptz, out after_id uuid) language plpgsql stable as $$
+declare
+  position jsonb := app.cursor_read(cursor, list, filters);
+begin
+  if position is null then
+    after_created := 'infinity';
+    after_id := 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+  else
+    after_created := timestamptz 'epoch' + (position->>0)::bigint * interval '1 microsecond';
+    after_id := (position->>1)::uuid;
+  end if;
+end $$;
+
+create or replace function app.keyset_position(created_at timestamptz, id uuid) returns jsonb language sql immutable as $$
+  select jsonb_build_array((extract(epoch from created_at) * 1000000)::bigint, id)
+$$;
+
+-- The response of a keyset page: rows under their collection name, and while more
+-- pages remain continueCursor with `cursor`, its deprecated twin.
+create or replace function app.keyset_page(collection text, rows jsonb, more boolean, list text, filters jsonb,
+  last_position jsonb) returns jsonb language plpgsql stable as $$
+declare
+  next_cursor text;
+begin
+  if more then
+    next_cursor := app.cursor_issue(list, filters, last_position);
+    return jsonb_build_object(collection, rows, 'isDone', false, 'continueCursor', next_cursor, 'cursor', next_cursor);
+  end if;
+  return jsonb_build_object(collection, rows, 'isDone', true, 'continueCursor', '');
+end $$;

@@ -66,15 +66,11 @@ declare
   -- numeric first: a limit beyond the integer range is clamped like any other.
   page_size integer := least(coalesce((args->>'limit')::numeric, 50), 100)::integer;
   filters jsonb;
-  resume_at jsonb;
-  -- Without a cursor the page starts above every row, so the keyset condition is
-  -- always an index range, also in a generic plan.
-  after_created timestamptz := 'infinity';
-  after_id uuid := 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+  after_created timestamptz;
+  after_id uuid;
   rows jsonb;
   last_position jsonb;
   more boolean;
-  next_cursor text;
 begin
   if args ? 'externalItemId' then
     if args ?| array['limit', 'cursor', 'archived'] then
@@ -89,17 +85,13 @@ begin
   end if;
 
   filters := jsonb_build_object('archived', archived);
-  resume_at := app.cursor_read(args->>'cursor', 'projects', filters);
-  if resume_at is not null then
-    after_created := timestamptz 'epoch' + (resume_at->>0)::bigint * interval '1 microsecond';
-    after_id := (resume_at->>1)::uuid;
-  end if;
+  select r.after_created, r.after_id into after_created, after_id
+    from app.keyset_resume(args->>'cursor', 'projects', filters) r;
 
   -- One row more than the page tells whether another page follows.
   select coalesce(jsonb_agg(app.project_json(page.p) order by page.n) filter (where page.n <= page_size), '[]'),
          count(*) > page_size,
-         (array_agg(jsonb_build_array((extract(epoch from (page.p).created_at) * 1000000)::bigint, (page.p).id))
-            filter (where page.n = page_size))[1]
+         (array_agg(app.keyset_position((page.p).created_at, (page.p).id)) filter (where page.n = page_size))[1]
     into rows, more, last_position
   from (
     select p, row_number() over (order by p.created_at desc, p.id desc) as n
@@ -113,12 +105,7 @@ begin
      limit page_size + 1
   ) page;
 
-  if more then
-    next_cursor := app.cursor_issue('projects', filters, last_position);
-    -- `cursor` is the deprecated name of continueCursor, present while pages remain.
-    return jsonb_build_object('projects', rows, 'isDone', false, 'continueCursor', next_cursor, 'cursor', next_cursor);
-  end if;
-  return jsonb_build_object('projects', rows, 'isDone', true, 'continueCursor', '');
+  return app.keyset_page('projects', rows, more, 'projects', filters, last_position);
 end $$;
 
 -- PROJECT_DUPLICATE_EXTERNAL_ID names the key of the project holding the id. That

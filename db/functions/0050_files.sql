@@ -193,30 +193,24 @@ declare
   folder app.folders;
   page_size integer := least(coalesce((args->>'limit')::numeric, 50), 100)::integer;
   filters jsonb;
-  resume_at jsonb;
-  after_created timestamptz := 'infinity';
-  after_id uuid := 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+  after_created timestamptz;
+  after_id uuid;
   rows jsonb;
   last_position jsonb;
   more boolean;
-  next_cursor text;
 begin
   if scope not in ('all', 'root') then
     folder := app.folder_in_project(p.id, scope);
     scope := folder.id::text;
   end if;
   filters := jsonb_build_object('projectId', p.id, 'folderId', scope);
-  resume_at := app.cursor_read(args->>'cursor', 'files', filters);
-  if resume_at is not null then
-    after_created := timestamptz 'epoch' + (resume_at->>0)::bigint * interval '1 microsecond';
-    after_id := (resume_at->>1)::uuid;
-  end if;
+  select r.after_created, r.after_id into after_created, after_id
+    from app.keyset_resume(args->>'cursor', 'files', filters) r;
 
   -- One row more than the page tells whether another page follows.
   select coalesce(jsonb_agg(app.file_json(page.d) order by page.n) filter (where page.n <= page_size), '[]'),
          count(*) > page_size,
-         (array_agg(jsonb_build_array((extract(epoch from (page.d).created_at) * 1000000)::bigint, (page.d).id))
-            filter (where page.n = page_size))[1]
+         (array_agg(app.keyset_position((page.d).created_at, (page.d).id)) filter (where page.n = page_size))[1]
     into rows, more, last_position
   from (
     select d, row_number() over (order by d.created_at desc, d.id desc) as n
@@ -231,12 +225,7 @@ begin
      limit page_size + 1
   ) page;
 
-  if more then
-    next_cursor := app.cursor_issue('files', filters, last_position);
-    -- `cursor` is the deprecated name of continueCursor, present while pages remain.
-    return jsonb_build_object('files', rows, 'isDone', false, 'continueCursor', next_cursor, 'cursor', next_cursor);
-  end if;
-  return jsonb_build_object('files', rows, 'isDone', true, 'continueCursor', '');
+  return app.keyset_page('files', rows, more, 'files', filters, last_position);
 end $$;
 
 create or replace function api.file_get(args jsonb) returns jsonb language plpgsql stable as $$
@@ -337,17 +326,12 @@ returns void language sql as $$
    where organization_id = organization and id = document and indexing_status = 'indexing'
 $$;
 
-do $$
-declare
-  fn regprocedure;
-begin
-  for fn in
-    select p.oid::regprocedure from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-     where n.nspname = 'app' and p.proname like 'worker\_%'
-  loop
-    execute format('revoke execute on function %s from public', fn);
-  end loop;
-end $$;
+-- Maintenance is the worker's, never the request role's.
+revoke execute on function app.worker_lapsed_uploads(uuid, integer) from public;
+revoke execute on function app.worker_forget_uploads(uuid, uuid[]) from public;
+revoke execute on function app.worker_organizations_with_lapsed_uploads() from public;
+revoke execute on function app.worker_document_to_index(uuid, uuid) from public;
+revoke execute on function app.worker_document_indexed(uuid, uuid, text, text) from public;
 
 -- Operators narrow an organization's uploads; null restores the service default.
 create or replace function app.operator_upload_policy_set(organization uuid, max_bytes bigint, extensions text[])

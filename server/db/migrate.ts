@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
+import pg from 'pg'
 import { Logger, runMigrations } from 'graphile-worker'
 import type { Sql } from './connection.ts'
 
@@ -51,12 +52,12 @@ export interface MigrationReport {
  * enqueue work into it), then the service's files.
  */
 export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Promise<MigrationReport> {
-  await runMigrations({ connectionString: databaseUrl, logger: quietLogger })
   const files = await readSqlFiles(root)
   const applied: string[] = []
   const connection = await sql.reserve()
   try {
     await connection`select pg_advisory_lock(${MIGRATION_LOCK})`
+    await migrateJobQueue(databaseUrl)
     await connection`
       create table if not exists public.schema_migrations (
         kind text not null,
@@ -95,6 +96,19 @@ export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Pro
     connection.release()
   }
   return { applied }
+}
+
+// Under the migration lock: graphile-worker's own first migration does not
+// tolerate replicas racing to create its schema.
+async function migrateJobQueue(databaseUrl: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
+  pool.on('error', () => {})
+  try {
+    await runMigrations({ pgPool: pool, logger: quietLogger })
+  } finally {
+    // Ended here, so no connection outlives the migration.
+    await pool.end()
+  }
 }
 
 // graphile-worker reports each of its migrations at info level; the service reports

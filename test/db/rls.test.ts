@@ -203,3 +203,11 @@ t.test('users, organizations and keys of another organization stay out of sight'
   t.same(visible.organizations, ['globex'])
   t.same(visible.keys, [gina.userId], 'only the caller\'s own key')
 })
+
+t.test('maintenance and operator functions are not the request role\'s to call', async (t) => {
+  const callable = await requests<{ name: string }[]>`
+    select p.proname as name from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where n.nspname = 'app' and (p.proname like 'worker\_%' or p.proname like 'operator\_%')
+       and has_function_privilege('api', p.oid, 'execute')`
+  t.same(callable.map((f) => f.name), [])
+})
