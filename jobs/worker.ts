@@ -6,13 +6,15 @@ import type { ObjectStore } from '../server/storage/object-store.ts'
 import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
 import { deleteObjects } from './tasks/delete-objects.ts'
 import { sweepExpiredUploads } from './tasks/sweep-expired-uploads.ts'
+import { purgeRetainedDocuments } from './tasks/purge-retained-documents.ts'
 import { indexDocument } from './tasks/index-document.ts'
 
 export function taskList(store: ObjectStore | null): TaskList {
   return {
     forget_idle_rate_buckets: forgetIdleRateBuckets,
     delete_objects: deleteObjects(store),
-    sweep_expired_uploads: sweepExpiredUploads(store),
+    sweep_expired_uploads: sweepExpiredUploads,
+    purge_retained_documents: purgeRetainedDocuments,
     index_document: indexDocument(store),
   }
 }
@@ -20,6 +22,7 @@ export function taskList(store: ObjectStore | null): TaskList {
 const crontab = [
   '*/15 * * * * forget_idle_rate_buckets ?max=1',
   '17 * * * * sweep_expired_uploads ?max=1',
+  '23 * * * * purge_retained_documents ?max=1',
 ].join('\n')
 
 export interface WorkerOptions {

@@ -138,6 +138,11 @@ end $$;
 -- one user shares them). Returns 0, or the whole seconds to wait.
 create or replace function app.charge_key_holder(holder uuid, request jsonb) returns integer language plpgsql as $$
 begin
+  -- A check ahead of the operation (before the server calls the object store)
+  -- authenticates and peeks at the budgets; the operation itself pays.
+  if not coalesce((request->>'charge')::boolean, true) then
+    return 0;
+  end if;
   return app.take_tokens(app.key_holder_buckets(holder, request));
 end $$;
 

@@ -264,6 +264,13 @@ create or replace function app.project_delete_refusal(p app.projects) returns js
   select case
     when p.legal_hold_at is not null then jsonb_build_object('code', 'PROJECT_LEGAL_HOLD',
       'message', 'The project is under legal hold and cannot be deleted.')
+    when exists (select 1 from app.automation_installs i where i.organization_id = p.organization_id and i.project_id = p.id)
+      then jsonb_build_object('code', 'PROJECT_HAS_BOUND_AUTOMATIONS',
+        'message', 'Automations are installed in the project; remove them first.',
+        'data', jsonb_build_object('automations', (
+          select jsonb_agg(a.name order by lower(a.name)) from app.automation_installs i
+            join app.automations a on a.organization_id = i.organization_id and a.id = i.automation_id
+           where i.organization_id = p.organization_id and i.project_id = p.id)))
   end
 $$;
 
@@ -292,18 +299,13 @@ begin
 
   perform app.audit('project.deleted', 'project', p.id::text,
     jsonb_build_object('mode', mode, 'name', p.name, 'key', p.key));
-  if mode = 'detach' then
-    -- Released into the organization: the files outlive the project and its folders.
-    update app.documents set project_id = null, folder_id = null, updated_at = app.now()
-     where organization_id = p.organization_id and project_id = p.id;
-  end if;
-  -- Rows go by cascade; the objects of files and of unbound uploads go by a purge job.
-  perform app.purge_objects(array(
-    select d.object_key from app.documents d
-     where d.organization_id = p.organization_id and d.project_id = p.id and d.object_key is not null
-    union all
-    select u.object_key from app.uploads u
-     where u.organization_id = p.organization_id and u.project_id = p.id and u.bound_at is null));
+  -- Files outlive the project: detached, released into the organization; cascaded,
+  -- into retention (trashed, purged with their objects after app.document_retention()).
+  update app.documents
+     set project_id = null, folder_id = null, updated_at = app.now(),
+         trashed_at = case when mode = 'cascade' then app.now() end
+   where organization_id = p.organization_id and project_id = p.id;
+  -- Rows of uploads never bound go by cascade, their blobs by uploads_purge_objects.
   delete from app.projects where organization_id = p.organization_id and id = p.id;
   return null;
 end $$;

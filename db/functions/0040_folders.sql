@@ -90,14 +90,15 @@ begin
   return jsonb_build_object('folder', app.folder_json(app.folder_in_project(p.id, args->>'folderId')));
 end $$;
 
--- Removes the folder and everything beneath it: subfolders and files by cascade, the
--- files' objects by a purge job. With files beneath and no reachable object store
--- the purge could not finish, so nothing is removed (503 PURGE_INCOMPLETE).
+-- Removes the folder and everything beneath it: subfolders and files by cascade,
+-- the files' objects by the documents_purge_objects trigger. With files beneath and
+-- no reachable object store the purge could not finish, so nothing is removed
+-- (503 PURGE_INCOMPLETE).
 create or replace function api.folder_delete(args jsonb) returns jsonb language plpgsql as $$
 declare
   p app.projects := app.project_for_write(args->>'id');
   f app.folders := app.folder_in_project(p.id, args->>'folderId');
-  keys text[];
+  files integer;
 begin
   with recursive subtree as (
     select f.id
@@ -105,17 +106,16 @@ begin
     select c.id from app.folders c join subtree s on c.parent_id = s.id
      where c.organization_id = f.organization_id
   )
-  select array_agg(d.object_key) into keys
+  select count(*) into files
     from app.documents d
    where d.organization_id = f.organization_id and d.folder_id in (select id from subtree) and d.object_key is not null;
-  if keys is not null and coalesce(args->'observed'->>'objectStore', 'unconfigured') <> 'reachable' then
+  if files > 0 and coalesce(args->'observed'->>'objectStore', 'unconfigured') <> 'reachable' then
     perform app.fail('PURGE_INCOMPLETE', 503,
       'The object store cannot remove the files in this folder right now; nothing was removed. Retry later.',
-      jsonb_build_object('files', cardinality(keys)));
+      jsonb_build_object('files', files));
   end if;
   perform app.audit('folder.deleted', 'folder', f.id::text,
-    jsonb_build_object('projectId', p.id, 'name', f.name, 'files', coalesce(cardinality(keys), 0)));
+    jsonb_build_object('projectId', p.id, 'name', f.name, 'files', files));
   delete from app.folders where organization_id = f.organization_id and id = f.id;
-  perform app.purge_objects(keys);
   return null;
 end $$;

@@ -71,12 +71,16 @@ begin
 end $$;
 
 -- SECURITY DEFINER: lapsed uploads are organization-wide housekeeping, beyond the
--- rows the caller may see; this answers only whether any are due.
-create or replace function app.uploads_lapsed(organization uuid) returns boolean
+-- rows the caller may see; this answers only whether any of the caller's
+-- organization are due.
+drop function if exists app.uploads_lapsed(uuid);
+create or replace function app.uploads_lapsed() returns boolean
 language sql stable security definer set search_path = pg_catalog, app as $$
   select exists (select 1 from app.uploads u
-                  where u.organization_id = organization and u.expires_at < app.now() - interval '24 hours')
+                  where u.organization_id = app.org_id() and u.expires_at < app.now() - interval '24 hours')
 $$;
+revoke execute on function app.uploads_lapsed() from public;
+grant execute on function app.uploads_lapsed() to api;
 
 create or replace function api.upload_prepare(args jsonb) returns jsonb language plpgsql as $$
 declare
@@ -103,12 +107,12 @@ begin
 
   -- A preparation also clears the organization's lapsed uploads, a batch at a time,
   -- through one sweep job per organization.
-  if app.uploads_lapsed(p.organization_id) then
+  if app.uploads_lapsed() then
     perform app.enqueue('sweep_expired_uploads', jsonb_build_object('organizationId', p.organization_id),
                         'sweep_expired_uploads:' || p.organization_id);
   end if;
   return jsonb_build_object('uploadId', u.id, 's3Ref', u.object_key, 'expiresAt', app.ms(u.expires_at),
-                            'maxBytes', limit_bytes, 'contentType', u.content_type);
+                            'maxBytes', limit_bytes, 'contentType', u.content_type, 'size', u.declared_size);
 end $$;
 
 create or replace function api.file_bind(args jsonb) returns jsonb language plpgsql as $$
@@ -261,7 +265,9 @@ begin
   update app.documents
      set skip_rag_indexing = false, indexing_status = 'indexing', indexing_error = null, updated_at = app.now()
    where organization_id = d.organization_id and id = d.id;
-  perform app.enqueue('index_document', jsonb_build_object('organizationId', d.organization_id, 'documentId', d.id));
+  -- One indexing job per document: repeated retries replace the queued one.
+  perform app.enqueue('index_document', jsonb_build_object('organizationId', d.organization_id, 'documentId', d.id),
+                      'index_document:' || d.id);
   return jsonb_build_object('status', 'indexing');
 end $$;
 
@@ -277,36 +283,73 @@ begin
   end loop;
 end $$;
 
+-- Whatever removes a file's row (its delete, a folder's cascade, retention) removes
+-- its object too, in the same transaction's job; likewise the blob of an upload
+-- removed before it was bound. No path can forget the store.
+create or replace function app.purge_deleted_document_objects() returns trigger language plpgsql as $$
+begin
+  perform app.purge_objects(array(select o.object_key from gone o where o.object_key is not null));
+  return null;
+end $$;
+drop trigger if exists documents_purge_objects on app.documents;
+create trigger documents_purge_objects after delete on app.documents
+  referencing old table as gone for each statement execute function app.purge_deleted_document_objects();
+
+create or replace function app.purge_deleted_upload_objects() returns trigger language plpgsql as $$
+begin
+  perform app.purge_objects(array(select o.object_key from gone o where o.bound_at is null));
+  return null;
+end $$;
+drop trigger if exists uploads_purge_objects on app.uploads;
+create trigger uploads_purge_objects after delete on app.uploads
+  referencing old table as gone for each statement execute function app.purge_deleted_upload_objects();
+
 create or replace function api.file_delete(args jsonb) returns jsonb language plpgsql as $$
 declare
   p app.projects := app.project_for_write(args->>'id');
   d app.documents := app.file_in_project(p.id, args->>'documentId');
 begin
+  -- The object goes by the documents_purge_objects trigger.
   delete from app.documents where organization_id = d.organization_id and id = d.id;
-  perform app.purge_objects(array[d.object_key]);
   perform app.audit('file.deleted', 'document', d.id::text, jsonb_build_object('projectId', p.id, 'fileName', d.file_name));
   return null;
 end $$;
 
--- Maintenance for the worker (owner connection): lapsed uploads, a batch at a time.
--- Unbound ones have a blob to remove; bound ones hand their object to the file and
--- leave only the record.
-create or replace function app.worker_lapsed_uploads(organization uuid, batch integer)
-returns table (id uuid, object_key text, bound boolean) language sql stable as $$
-  select u.id, u.object_key, u.bound_at is not null
-    from app.uploads u
-   where u.organization_id = organization and u.expires_at < app.now() - interval '24 hours'
-   order by u.expires_at
-   limit batch
-$$;
-
-create or replace function app.worker_forget_uploads(organization uuid, ids uuid[]) returns integer language sql as $$
-  with gone as (delete from app.uploads u where u.organization_id = organization and u.id = any (ids) returning 1)
+-- Maintenance for the worker (owner connection). Lapsed uploads, a batch at a time:
+-- removing the rows purges the blobs never bound (uploads_purge_objects); a bound
+-- upload's object is its file's and stays.
+create or replace function app.worker_forget_lapsed_uploads(organization uuid, batch integer) returns integer
+language sql as $$
+  with lapsed as (
+    select u.organization_id, u.id from app.uploads u
+     where (organization is null or u.organization_id = organization)
+       and u.expires_at < app.now() - interval '24 hours'
+     order by u.expires_at
+     limit batch
+     for update skip locked
+  ), gone as (
+    delete from app.uploads u using lapsed l where u.organization_id = l.organization_id and u.id = l.id returning 1
+  )
   select count(*)::integer from gone
 $$;
 
-create or replace function app.worker_organizations_with_lapsed_uploads() returns setof uuid language sql stable as $$
-  select distinct u.organization_id from app.uploads u where u.expires_at < app.now() - interval '24 hours'
+-- How long the files of a deleted project stay in retention before they go for good.
+create or replace function app.document_retention() returns interval language sql immutable as $$
+  select interval '30 days'
+$$;
+
+-- Trashed documents past retention, a batch at a time (their objects by trigger).
+create or replace function app.worker_purge_retained_documents(batch integer) returns integer language sql as $$
+  with expired as (
+    select d.organization_id, d.id from app.documents d
+     where d.trashed_at < app.now() - app.document_retention()
+     order by d.trashed_at
+     limit batch
+     for update skip locked
+  ), gone as (
+    delete from app.documents d using expired e where d.organization_id = e.organization_id and d.id = e.id returning 1
+  )
+  select count(*)::integer from gone
 $$;
 
 -- What indexing needs of a document still waiting for it.
@@ -327,9 +370,11 @@ returns void language sql as $$
 $$;
 
 -- Maintenance is the worker's, never the request role's.
-revoke execute on function app.worker_lapsed_uploads(uuid, integer) from public;
-revoke execute on function app.worker_forget_uploads(uuid, uuid[]) from public;
-revoke execute on function app.worker_organizations_with_lapsed_uploads() from public;
+drop function if exists app.worker_lapsed_uploads(uuid, integer);
+drop function if exists app.worker_forget_uploads(uuid, uuid[]);
+drop function if exists app.worker_organizations_with_lapsed_uploads();
+revoke execute on function app.worker_forget_lapsed_uploads(uuid, integer) from public;
+revoke execute on function app.worker_purge_retained_documents(integer) from public;
 revoke execute on function app.worker_document_to_index(uuid, uuid) from public;
 revoke execute on function app.worker_document_indexed(uuid, uuid, text, text) from public;
 

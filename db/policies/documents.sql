@@ -4,17 +4,19 @@ select app.drop_policies('app.documents');
 grant select, insert, update, delete on app.documents to api;
 
 -- Project files exist for whoever can see their project; editors of the project
--- bind, change and delete them. Documents outside projects have no policy yet, so
--- no caller sees them.
+-- bind, change and delete them. Documents outside any project (released by a
+-- detaching project delete, or in retention after a cascading one) belong to the
+-- organization.
 create policy documents_select on app.documents for select to api
   using (organization_id = (select app.org_id())
-         and project_id in (select p.id from app.projects p where p.organization_id = (select app.org_id())));
+         and (project_id is null
+              or project_id in (select p.id from app.projects p where p.organization_id = (select app.org_id()))));
 
 create policy documents_insert on app.documents for insert to api
   with check (organization_id = (select app.org_id()) and app.can_edit_project(project_id)
               and created_by = (select app.user_id()));
 
--- A detaching project delete releases its files into the organization (no project).
+-- A project delete moves its files out of the project (released or retained).
 create policy documents_update on app.documents for update to api
   using (organization_id = (select app.org_id()) and app.can_edit_project(project_id))
   with check (organization_id = (select app.org_id()) and (project_id is null or app.can_edit_project(project_id)));

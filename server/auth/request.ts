@@ -15,6 +15,8 @@ export interface AuthRequest {
   authFailures: Omit<Budget, 'name'>
   /** A read writes nothing the caller must find after a crash (see app.handle). */
   read: boolean
+  /** false: authenticate and check the budgets without spending them. */
+  charge?: boolean
 }
 
 const bearer = /^Bearer +(\S+) *$/i

@@ -35,7 +35,7 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
   return [
     {
       kind: 'operation', method: 'POST', path: '/api/v1/projects/:id/uploads', tag: 'Files', operation: 'upload_prepare',
-      summary: 'Prepare an upload: a presigned PUT url valid 30 minutes', buckets: ['files'],
+      summary: 'Prepare an upload: a presigned PUT url valid 30 minutes (binding a declared type and size)', buckets: ['files'],
       errors: [400, 403, 404, 503],
       params: projectParams,
       body: v.strictObject({ fileName: v.optional(fileName), contentType: v.optional(contentType), size: v.optional(byteCount) }),
@@ -44,7 +44,8 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
       respond: async (prepared, req, res) => {
         // Signing is local: the store was reached just before, in observe.
         const url = await store!.presignPut(prepared.s3Ref, {
-          contentType: prepared.contentType ?? undefined, expiresInSeconds: UPLOAD_LIFETIME_SECONDS,
+          contentType: prepared.contentType ?? undefined, contentLength: prepared.size ?? undefined,
+          expiresInSeconds: UPLOAD_LIFETIME_SECONDS,
         })
         writeReply(req, res, 200, { json: {
           uploadId: prepared.uploadId, url, method: 'PUT', s3Ref: prepared.s3Ref,

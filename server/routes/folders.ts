@@ -16,7 +16,7 @@ export function folderRoutes(store: ObjectStore | null): Route[] {
     kind: 'operation', method: 'POST', path: '/api/v1/projects/:id/folders', tag: 'Folders', operation: 'folder_create',
     summary: 'Create a folder, or get the one of that name under the same parent', errors: [403, 404, 409],
     params: projectParams,
-    body: v.strictObject({ name: v.pipe(v.string(), v.maxLength(1000)), parentId: v.optional(folderRef) }),
+    body: v.strictObject({ name: v.pipe(v.string(), v.maxLength(1000)), parentId: v.optional(v.nullable(folderRef)) }),
     response: v.object({ folder, created: v.boolean() }),
     status: (body) => (body.created ? 201 : 200),
     location: (body, input) => (body.created ? `/api/v1/projects/${String(input.params.id)}/folders/${body.folder.id}` : undefined),

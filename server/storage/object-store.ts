@@ -28,8 +28,12 @@ export interface StoredObject {
 }
 
 export interface ObjectStore {
-  /** A URL accepting one PUT of the object's bytes until it expires; binds Content-Type when given. */
-  presignPut(key: string, options: { contentType?: string; expiresInSeconds: number }): Promise<string>
+  /**
+   * A URL accepting a PUT of the object's bytes until it expires. A declared
+   * Content-Type and Content-Length are bound into the signature, so the store
+   * refuses other types and other sizes.
+   */
+  presignPut(key: string, options: { contentType?: string; contentLength?: number; expiresInSeconds: number }): Promise<string>
   /** What is stored under key, or null when nothing is. */
   head(key: string): Promise<StoredObject | null>
   /** The object's bytes, or null when nothing is stored under key. */
@@ -87,11 +91,14 @@ export function createObjectStore(settings: ObjectStoreSettings): ObjectStore {
   })
 
   return {
-    async presignPut(key, { contentType, expiresInSeconds }) {
+    async presignPut(key, { contentType, contentLength, expiresInSeconds }) {
       // Signing is local; it needs no round trip to the store.
-      return getSignedUrl(signer, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType }), {
+      const signed = new Set<string>()
+      if (contentType) signed.add('content-type')
+      if (contentLength !== undefined) signed.add('content-length')
+      return getSignedUrl(signer, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType, ContentLength: contentLength }), {
         expiresIn: expiresInSeconds,
-        ...(contentType ? { signableHeaders: new Set(['content-type']) } : {}),
+        ...(signed.size > 0 ? { signableHeaders: signed } : {}),
       })
     },
     async head(key) {

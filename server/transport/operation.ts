@@ -51,7 +51,13 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
     const { params, query, body } = input.value
     // Path parameters last: a body can never redirect an operation to another resource.
     const args: Record<string, unknown> = route.args ? route.args(input.value) : { ...query, ...(body as object), ...params }
-    if (route.observe) args.observed = await route.observe(input.value)
+    if (route.observe) {
+      // The object store is asked only for a caller who is authenticated and within
+      // budget; this check spends nothing, the operation below pays.
+      const checked = await call({ ...auth, charge: false }, null, null)
+      if (checked.error) throw refusal(checked.error)
+      args.observed = await route.observe(input.value)
+    }
     const outcome = await call(auth, route.operation, args)
     if (outcome.error) throw refusal(outcome.error)
     if (route.respond) {

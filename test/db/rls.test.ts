@@ -50,6 +50,19 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
   await db.owner`
     insert into app.documents (organization_id, project_id, file_name, mime_type, size_bytes, object_key, created_by)
     values (${org!}, ${project!}, 'notes.txt', 'text/plain', 5, ${`${org}/${project}/${upload!.id}`}, ${creator!.created_by})`
+  const document = { name: 'ops/fixture', steps: [{ slug: 'end', type: 'output', config: { mapping: {} } }] }
+  const [automation] = await db.owner`
+    insert into app.automations (organization_id, name, deployed_version) values (${org!}, 'ops/fixture', 1) returning id`
+  await db.owner`insert into app.automation_versions (organization_id, automation_id, version, document)
+                 values (${org!}, ${automation!.id}, 1, ${db.owner.json(document)})`
+  await db.owner`insert into app.automation_installs (organization_id, automation_id, project_id)
+                 values (${org!}, ${automation!.id}, ${project!})`
+  const [run] = await db.owner`
+    insert into app.runs (organization_id, automation_id, automation_name, version, document, mode, status, waiting_for, project_id, started_by)
+    values (${org!}, ${automation!.id}, 'ops/fixture', 1, ${db.owner.json(document)}, 'mock', 'waiting', 'approval', ${project!}, ${creator!.created_by})
+    returning id`
+  await db.owner`insert into app.run_approvals (organization_id, run_id, step_slug, title) values (${org!}, ${run!.id}, 'end', 'ok?')`
+  await db.owner`insert into app.run_asks (organization_id, run_id, step_slug, question) values (${org!}, ${run!.id}, 'end', 'why?')`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 

@@ -139,9 +139,11 @@ t.test('an upload expires 30 minutes after preparation; lapsed blobs are swept',
   // Not yet eligible: the blob stays until 24 hours after the deadline.
   await pinClock(service.db.owner, start + 30 * 60_000 + 23 * 3_600_000)
   t.equal((await prepare()).status, 200)
-  const [jobs] = await service.db.owner`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'sweep_expired_uploads'`
-  t.equal(jobs!.n, 0, 'nothing is due, no sweep is queued')
-  t.ok(await local!.store.head(lapsing.body.s3Ref), 'the unbound blob is still stored')
+  await service.db.owner`select graphile_worker.add_job('sweep_expired_uploads', '{}'::json)`
+  await eventually(() => service.db.owner`select 1 from graphile_worker.jobs where task_identifier = 'sweep_expired_uploads'`,
+    (rows) => rows.length === 0)
+  t.ok(await local!.store.head(lapsing.body.s3Ref), 'a sweep before the 24 hours leaves the unbound blob')
+  t.equal((await service.db.owner`select 1 from app.uploads where id = ${lapsing.body.uploadId}`).length, 1, 'and its record')
 
   await pinClock(service.db.owner, start + 30 * 60_000 + 24 * 3_600_000 + 1000)
   t.equal((await prepare()).status, 200, 'a later preparation in the organization')
@@ -233,17 +235,81 @@ t.test('a folder delete removes the objects of every file beneath; 503 PURGE_INC
   t.equal((await olive.get(`${base}/files/${outside.id}/content`)).text, 'c', 'a file elsewhere is untouched')
 })
 
-t.test('a project delete removes its files\' objects, and those of unbound uploads', async (t) => {
-  const { service, local, alpha, olive } = await filesWorld(t)
-  const file = (await uploadFile(olive, alpha, 'a.txt', 'a')).body.file
-  const [document] = await service.db.owner`select object_key from app.documents where id = ${file.id}`
+t.test('a preparation queues a sweep only when something is due', async (t) => {
+  const { service, alpha, olive } = await filesWorld(t, { worker: false })
+  const start = Date.now()
+  await pinClock(service.db.owner, start)
+  await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
+  const sweeps = async () => (await service.db.owner`
+    select count(*)::int as n from graphile_worker.jobs where task_identifier = 'sweep_expired_uploads'`)[0]!.n as number
+  await pinClock(service.db.owner, start + 30 * 60_000 + 24 * 3_600_000 - 1000)
+  await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
+  t.equal(await sweeps(), 0, 'nothing lapsed yet: no sweep')
+  await pinClock(service.db.owner, start + 30 * 60_000 + 24 * 3_600_000 + 1000)
+  await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
+  await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
+  t.equal(await sweeps(), 1, 'one sweep for the organization, however many preparations ask')
+})
+
+t.test('the hourly sweep clears every organization', async (t) => {
+  const { service, local, alpha, olive, seeded } = await filesWorld(t)
+  const globexProject = await service.request('POST', '/api/v1/projects', { key: seeded.users['gina@globex.test']!.keys.main, body: { name: 'G' } })
+  const gina = (path: string, body: unknown) => service.request('POST', path, { key: seeded.users['gina@globex.test']!.keys.main, body })
+  const start = Date.now()
+  await pinClock(service.db.owner, start)
+  const mine = await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
+  const theirs = await gina(`/api/v1/projects/${globexProject.body.project.id}/uploads`, {})
+  for (const upload of [mine, theirs]) await putBytes(upload.body.url, 'lapsing')
+  await pinClock(service.db.owner, start + 30 * 60_000 + 24 * 3_600_000 + 1000)
+  await service.db.owner`select graphile_worker.add_job('sweep_expired_uploads', '{}'::json)`
+  for (const upload of [mine, theirs]) await eventually(() => local!.store.head(upload.body.s3Ref), (stored) => stored === null)
+  t.equal(await count(service.db.owner, 'app.uploads'), 0, 'both organizations\' lapsed uploads are gone')
+})
+
+t.test('a declared size is bound into the url; the default cap is 100 MiB', async (t) => {
+  const { alpha, olive } = await filesWorld(t, { worker: false })
+  const over = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'big.pdf', size: 104_857_601 })
+  refused(t, over, 400, 'FILE_TOO_LARGE', 'one byte over 100 MiB')
+  t.equal(over.body.data.limitBytes, 104_857_600)
+  const sized = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'a.txt', size: 5 })
+  // s3rver does not verify signatures; S3 and MinIO refuse a PUT whose length differs
+  // from the signed one.
+  t.match(new URL(sized.body.url).searchParams.get('X-Amz-SignedHeaders'), /content-length/, 'the size is signed')
+  t.equal(await putBytes(sized.body.url, 'hello'), 200, 'the declared size is accepted')
+  const unsized = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'a.txt' })
+  t.notMatch(new URL(unsized.body.url).searchParams.get('X-Amz-SignedHeaders'), /content-length/, 'no size, none signed')
+})
+
+t.test('a project delete: files into retention or released; every unbound upload blob removed', async (t) => {
+  const { service, local, alpha, beta, olive, eddie, seeded } = await filesWorld(t)
+  const start = Date.now()
+  await pinClock(service.db.owner, start)
+  const kept = (await uploadFile(olive, alpha, 'a.txt', 'a')).body.file
+  const [document] = await service.db.owner`select object_key from app.documents where id = ${kept.id}`
   const fileKey = document!.object_key as string
   const pending = await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
-  await putBytes(pending.body.url, 'unbound')
-  t.equal((await service.request('DELETE', `/api/v1/projects/${alpha}`, { key: undefined })).status, 401)
+  const othersPending = await eddie.post(`/api/v1/projects/${alpha}/uploads`, {})
+  for (const upload of [pending, othersPending]) await putBytes(upload.body.url, 'unbound')
+
   t.equal((await olive.del(`/api/v1/projects/${alpha}`)).status, 204)
-  for (const key of [fileKey, pending.body.s3Ref]) await eventually(() => local!.store.head(key), (stored) => stored === null)
-  t.pass('both objects are removed')
-  t.equal(await count(service.db.owner, 'app.documents'), 0)
+  for (const upload of [pending, othersPending]) await eventually(() => local!.store.head(upload.body.s3Ref), (stored) => stored === null)
+  t.pass('the unbound blobs of every user are removed')
   t.equal(await count(service.db.owner, 'app.uploads'), 0)
+  const [retained] = await service.db.owner`select project_id, trashed_at from app.documents where id = ${kept.id}`
+  t.equal(retained!.project_id, null, 'the file left the project')
+  t.ok(retained!.trashed_at, 'into retention')
+  t.ok(await local!.store.head(fileKey), 'its object is kept while retained')
+
+  await pinClock(service.db.owner, start + 31 * 24 * 3_600_000)
+  await service.db.owner`select graphile_worker.add_job('purge_retained_documents', '{}'::json)`
+  await eventually(() => local!.store.head(fileKey), (stored) => stored === null)
+  t.equal(await count(service.db.owner, 'app.documents'), 0, 'after retention the file and its object are gone')
+
+  const released = (await uploadFile(olive, beta, 'b.txt', 'b')).body.file
+  const detached = await service.request('DELETE', `/api/v1/projects/${beta}`,
+    { key: seeded.users['olive@acme.test']!.keys.main, body: { mode: 'detach' } })
+  t.equal(detached.status, 204, 'a detaching delete with files')
+  const [row] = await service.db.owner`select project_id, trashed_at, object_key from app.documents where id = ${released.id}`
+  t.same([row!.project_id, row!.trashed_at], [null, null], 'the file is released into the organization')
+  t.ok(await local!.store.head(row!.object_key), 'with its object')
 })

@@ -1,0 +1,114 @@
+// Templates and expressions of automation documents, evaluated by JSONata: a
+// sandboxed expression language over JSON (no access to JavaScript, the process or
+// the network), never eval.
+//
+// A template is a string with `{{ expr }}` parts. A string that is exactly one
+// template yields the expression's typed value; otherwise the parts are rendered into
+// the string. An expression that resolves to nothing fails: a reference the run
+// cannot resolve is an error (node_error), never an empty string.
+import jsonata from 'jsonata'
+
+/** The names an expression may start from. */
+export const NAMESPACES = ['input', 'config', 'steps', 'loop', 'secrets', 'run', 'now'] as const
+
+const TEMPLATE = /\{\{([\s\S]*?)\}\}/g
+const WHOLE = /^\s*\{\{([\s\S]*?)\}\}\s*$/
+
+export class ExpressionError extends Error {
+  override name = 'ExpressionError'
+}
+
+interface Node {
+  type?: string
+  value?: unknown
+  steps?: Node[]
+  [key: string]: unknown
+}
+
+const compiled = new Map<string, ReturnType<typeof jsonata>>()
+function compile(expression: string): ReturnType<typeof jsonata> {
+  let found = compiled.get(expression)
+  if (!found) {
+    try {
+      found = jsonata(expression)
+    } catch (error) {
+      throw new ExpressionError(`cannot parse "${expression.trim()}": ${(error as Error).message}`)
+    }
+    if (compiled.size > 5000) compiled.clear()
+    compiled.set(expression, found)
+  }
+  return found
+}
+
+/** The root names an expression reads (those outside any path's own steps). */
+export function rootNames(expression: string): string[] {
+  const names = new Set<string>()
+  const visit = (node: unknown, relative: boolean): void => {
+    if (Array.isArray(node)) return node.forEach((child) => visit(child, relative))
+    if (!node || typeof node !== 'object') return
+    const n = node as Node
+    if (n.type === 'path' && Array.isArray(n.steps)) {
+      const [first, ...rest] = n.steps
+      if (!relative && first?.type === 'name') names.add(String(first.value))
+      else visit(first, relative)
+      // Names inside later steps and predicates are relative to the path.
+      for (const step of rest) visit(step, true)
+      return
+    }
+    if (n.type === 'name' && !relative) names.add(String(n.value))
+    for (const [key, child] of Object.entries(n)) {
+      if (key === 'position' || key === 'value' || key === 'type') continue
+      visit(child, key === 'predicate' || key === 'stages' ? true : relative)
+    }
+  }
+  visit(compile(expression).ast(), false)
+  return [...names]
+}
+
+/** Every `{{ }}` expression inside a value (strings anywhere in objects and arrays). */
+export function templateExpressions(value: unknown): string[] {
+  if (typeof value === 'string') return [...value.matchAll(TEMPLATE)].map((m) => m[1]!)
+  if (Array.isArray(value)) return value.flatMap(templateExpressions)
+  if (value && typeof value === 'object') return Object.values(value).flatMap(templateExpressions)
+  return []
+}
+
+export async function evaluate(expression: string, context: Record<string, unknown>): Promise<unknown> {
+  let result: unknown
+  try {
+    result = await compile(expression).evaluate(context)
+  } catch (error) {
+    throw new ExpressionError(`"${expression.trim()}" failed: ${(error as Error).message}`)
+  }
+  if (result === undefined) throw new ExpressionError(`"${expression.trim()}" does not resolve to a value`)
+  return plain(result)
+}
+
+/** Renders templates inside a value; strings without templates are left as they are. */
+export async function render(value: unknown, context: Record<string, unknown>): Promise<unknown> {
+  if (typeof value === 'string') {
+    const whole = WHOLE.exec(value)
+    if (whole && !whole[1]!.includes('}}')) return evaluate(whole[1]!, context)
+    let rendered = ''
+    let at = 0
+    for (const match of value.matchAll(TEMPLATE)) {
+      rendered += value.slice(at, match.index)
+      const result = await evaluate(match[1]!, context)
+      rendered += typeof result === 'string' ? result : JSON.stringify(result)
+      at = match.index! + match[0].length
+    }
+    return rendered + value.slice(at)
+  }
+  if (Array.isArray(value)) return Promise.all(value.map((item) => render(item, context)))
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [key, item] of Object.entries(value)) out[key] = await render(item, context)
+    return out
+  }
+  return value
+}
+
+// JSONata marks its sequences with extra properties; results are stored as JSON.
+function plain(value: unknown): unknown {
+  return value === null || typeof value !== 'object' ? value : JSON.parse(JSON.stringify(value))
+}
