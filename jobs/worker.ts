@@ -7,6 +7,8 @@ import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
 import { deleteObjects } from './tasks/delete-objects.ts'
 import { sweepExpiredUploads } from './tasks/sweep-expired-uploads.ts'
 import { purgeRetainedDocuments } from './tasks/purge-retained-documents.ts'
+import { runAutomation } from './tasks/run-automation.ts'
+import { recoverRuns } from './tasks/recover-runs.ts'
 import { indexDocument } from './tasks/index-document.ts'
 
 export function taskList(store: ObjectStore | null): TaskList {
@@ -15,6 +17,8 @@ export function taskList(store: ObjectStore | null): TaskList {
     delete_objects: deleteObjects(store),
     sweep_expired_uploads: sweepExpiredUploads,
     purge_retained_documents: purgeRetainedDocuments,
+    run_automation: runAutomation,
+    recover_runs: recoverRuns,
     index_document: indexDocument(store),
   }
 }
@@ -23,6 +27,7 @@ const crontab = [
   '*/15 * * * * forget_idle_rate_buckets ?max=1',
   '17 * * * * sweep_expired_uploads ?max=1',
   '23 * * * * purge_retained_documents ?max=1',
+  '* * * * * recover_runs ?max=1',
 ].join('\n')
 
 export interface WorkerOptions {

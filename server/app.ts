@@ -33,7 +33,7 @@ type Request = IncomingMessage & { requestId: string; params?: Record<string, st
 const carriesVersion = (path: string) => path === '/api/v1' || path.startsWith('/api/v1/')
 
 export function createApp({ config, requests, routes, log }: AppDeps): http.Server {
-  const { serveOperation, authenticate } = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE))
+  const { serveOperation, serveHandler, authenticate } = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE))
   const timeoutMs = config.REQUEST_TIMEOUT_MS
 
   // Paths and their verbs, so that any other verb on a known path answers 405.
@@ -95,7 +95,8 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
         return
       }
       res.setHeader('x-service-api-version', API_VERSION)
-      await serveOperation(route, req, res)
+      if (route.kind === 'handler') await serveHandler(route, req, res)
+      else await serveOperation(route, req, res)
     } catch (error) {
       if (error instanceof HttpError) {
         writeError(res, error, req.requestId)

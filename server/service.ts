@@ -9,6 +9,9 @@ import { identityRoutes } from './routes/identity.ts'
 import { projectRoutes } from './routes/projects.ts'
 import { folderRoutes } from './routes/folders.ts'
 import { fileRoutes } from './routes/files.ts'
+import { automationRoutes } from './routes/automations.ts'
+import { runRoutes } from './routes/runs.ts'
+import { mcpRoutes } from './mcp/route.ts'
 import type { ObjectStore } from './storage/object-store.ts'
 import type { Route } from './routes/route.ts'
 import { documentationRoutes } from './openapi/routes.ts'
@@ -22,6 +25,7 @@ export interface RunningService {
 export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
+    ...automationRoutes, ...runRoutes, ...mcpRoutes(API_VERSION),
   ]
   routes.push(...documentationRoutes(() => routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))
   return routes

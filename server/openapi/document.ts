@@ -31,7 +31,7 @@ function jsonSchema(schema: Schema, typeMode: 'input' | 'output'): Json {
   return converted
 }
 
-function parameters(schema: Schema | undefined, location: 'path' | 'query'): Json[] {
+function parameters(schema: Schema | undefined, location: 'path' | 'query' | 'header'): Json[] {
   if (!schema) return []
   const converted = jsonSchema(schema, 'input')
   const properties = (converted.properties ?? {}) as Record<string, Json>
@@ -46,7 +46,7 @@ const commonHeaders: Json[] = [
   { $ref: '#/components/parameters/RequestId' },
 ]
 
-function operationObject(route: Route): Json {
+function operationObject(route: Route, shared: boolean): Json {
   const responses: Json = {}
   // A create-or-get answers 201 when it created, 200 with what was already there.
   const dynamic = route.kind === 'operation' && typeof route.status === 'function'
@@ -65,19 +65,22 @@ function operationObject(route: Route): Json {
   responses[String(status)] = success
   if (dynamic) responses['200'] = { ...success, description: `${route.summary} (already there: nothing created)`, headers: undefined }
   if (route.method === 'GET' && route.kind === 'operation') responses['304'] = { description: 'Unchanged since the ETag sent in If-None-Match' }
-  const errors = route.kind === 'operation' ? [...new Set([...transportErrors, ...(route.errors ?? [])])].sort() : route.errors ?? []
+  const errors = route.kind !== 'keyless' ? [...new Set([...transportErrors, ...(route.errors ?? [])])].sort() : route.errors ?? []
   for (const code of errors) {
     responses[String(code)] = { $ref: `#/components/responses/Error${code}` }
   }
 
   const operation: Json = {
-    operationId: route.kind === 'operation' ? camel(route.operation) : camel(`${route.method} ${route.path}`),
+    // An operation served on several paths (organization and project forms) is
+    // named by each path.
+    operationId: route.kind === 'operation' && !shared ? camel(route.operation) : camel(`${route.method} ${route.path}`),
     summary: route.summary,
     tags: [route.tag],
     parameters: [
       ...parameters(route.params, 'path'),
       ...parameters(route.query, 'query'),
-      ...(route.kind === 'operation' ? commonHeaders : []),
+      ...parameters(route.headers, 'header'),
+      ...(route.kind !== 'keyless' ? commonHeaders : []),
     ],
     responses,
   }
@@ -107,9 +110,12 @@ const errorSchema = v.object({
 
 export function openApiDocument(routes: Route[], options: { version: string; serverUrl: string }): Json {
   const paths: Record<string, Json> = {}
+  const uses = new Map<string, number>()
+  for (const route of routes) if (route.kind === 'operation') uses.set(route.operation, (uses.get(route.operation) ?? 0) + 1)
   for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
-    paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: operationObject(route) }
+    const shared = route.kind === 'operation' && (uses.get(route.operation) ?? 0) > 1
+    paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: operationObject(route, shared) }
   }
   const errorResponses: Record<string, Json> = {}
   for (const [code, description] of Object.entries(errorDescriptions)) {

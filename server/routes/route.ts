@@ -12,6 +12,8 @@ export interface Input {
   params: Record<string, unknown>
   query: Record<string, unknown>
   body: unknown
+  /** The declared request headers (lower-case names), when the route reads any. */
+  headers?: Record<string, unknown>
 }
 
 export interface Reply {
@@ -32,6 +34,8 @@ interface Common {
   params?: Schema
   query?: Schema
   body?: Schema
+  /** Request headers the operation reads (an object schema over lower-case names). */
+  headers?: Schema
   /** Largest accepted body in bytes; 1 MiB when unset. */
   bodyLimit?: number
   /** The success response's body, for the OpenAPI document. */
@@ -64,10 +68,28 @@ export interface OperationRoute extends Common {
   respond?: (body: Record<string, any>, req: IncomingMessage, res: ServerResponse) => Promise<void>
 }
 
+/** Runs an operation as the caller already authenticated, without charging again. */
+export type CallAs = (operation: string, args: Record<string, unknown>) => Promise<{
+  body: string | null
+  error: { code: string; status: number; message: string; data?: Record<string, unknown> } | null
+}>
+
+/**
+ * An authenticated endpoint with a protocol of its own (MCP): authenticated and
+ * charged once by `operation`, whose body it receives, then free to run further
+ * operations as the same caller.
+ */
+export interface HandlerRoute extends Common {
+  kind: 'handler'
+  /** The operation that authenticates the request and whose body the handler gets. */
+  operation: string
+  handle: (req: IncomingMessage, res: ServerResponse, input: Input, caller: unknown, call: CallAs) => Promise<void>
+}
+
 /** A keyless endpoint served by the server itself (health, status, schema, docs). */
 export interface KeylessRoute extends Common {
   kind: 'keyless'
   handle: (req: IncomingMessage) => Promise<Reply>
 }
 
-export type Route = OperationRoute | KeylessRoute
+export type Route = OperationRoute | HandlerRoute | KeylessRoute

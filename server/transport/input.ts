@@ -42,7 +42,16 @@ export async function readInput(route: Route, req: IncomingMessage & { params?: 
         return { ok: false, error: invalidBody('This operation takes no body.', [{ path: '', message: 'unexpected body' }]) }
       }
     }
-    return { ok: true, value: { params: params.value as Record<string, unknown>, query, body } }
+    let headers: Record<string, unknown> = {}
+    if (route.headers) {
+      const checked = check(route.headers, req.headers)
+      if (!checked.ok) {
+        const first = checked.issues[0]!
+        return { ok: false, error: new HttpError(400, 'INVALID_HEADER', `Invalid header ${first.path}: ${first.message}`, { issues: checked.issues }) }
+      }
+      headers = checked.value as Record<string, unknown>
+    }
+    return { ok: true, value: { params: params.value as Record<string, unknown>, query, body, headers } }
   } catch (error) {
     // Shape refusals wait for authentication; size and time refusals do not.
     if (error instanceof HttpError && error.status === 400) return { ok: false, error }

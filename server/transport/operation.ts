@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Sql } from '../db/connection.ts'
 import { authRequest, type AuthRequest } from '../auth/request.ts'
 import type { RateBudgets } from '../auth/rate-budgets.ts'
-import type { OperationRoute } from '../routes/route.ts'
+import type { HandlerRoute, OperationRoute } from '../routes/route.ts'
 import { HttpError, rateLimited } from './errors.ts'
 import { readInput } from './input.ts'
 import { writeReply } from './respond.ts'
@@ -75,7 +75,26 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
       outcome.body === null ? {} : { raw: outcome.body, contentType: 'application/json; charset=utf-8' }, headers)
   }
 
-  return { serveOperation, authenticate }
+  async function serveHandler(route: HandlerRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const auth = authRequest(req, undefined, budgets)
+    if (auth.keyHash === null) {
+      const outcome = await call(auth, null, null)
+      throw refusal(outcome.error!)
+    }
+    const input = await readInput(route, req)
+    if (!input.ok) {
+      const outcome = await call(auth, null, null)
+      if (outcome.error) throw refusal(outcome.error)
+      throw input.error
+    }
+    const first = await call(auth, route.operation, {})
+    if (first.error) throw refusal(first.error)
+    const uncharged = { ...auth, charge: false }
+    await route.handle(req, res, input.value, first.body === null ? null : JSON.parse(first.body),
+      (operation, args) => call(uncharged, operation, args))
+  }
+
+  return { serveOperation, serveHandler, authenticate }
 }
 
 function refusal(error: NonNullable<Outcome['error']>): HttpError {

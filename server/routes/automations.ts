@@ -1,0 +1,74 @@
+import * as v from 'valibot'
+import type { Input, Route } from './route.ts'
+import { uuidParam } from '../transport/validation.ts'
+
+// In URLs an automation name writes each `/` as `__`.
+export const automationName = v.pipe(v.string(), v.minLength(1), v.maxLength(400), v.transform((s) => s.replaceAll('__', '/')))
+
+const trigger = v.nullable(v.object({ kind: v.string(), enabled: v.boolean() }))
+export const automation = v.object({
+  name: v.string(), latestVersion: v.number(), deployedVersion: v.optional(v.number()), projectIds: v.array(v.string()),
+  description: v.string(), inputs: v.record(v.string(), v.unknown()), trigger,
+})
+const version = v.object({
+  name: v.string(), version: v.number(), deployed: v.boolean(), description: v.string(),
+  inputs: v.record(v.string(), v.unknown()), document: v.record(v.string(), v.unknown()),
+  testsPassed: v.nullable(v.boolean()), testsCheckedAt: v.nullable(v.number()), createdAt: v.number(),
+})
+const installed = v.object({ name: v.string(), added: v.boolean() })
+
+const nameParams = v.strictObject({ name: automationName })
+const projectNameParams = v.strictObject({ id: uuidParam, name: automationName })
+const installLocation = (body: Record<string, any>, input: Input) => body.added
+  ? `/api/v1/projects/${String(input.params.id ?? (input.body as { projectId: string }).projectId)}/automations/${String(body.name).replaceAll('/', '__')}`
+  : undefined
+
+export const automationRoutes: Route[] = [
+  {
+    kind: 'operation', method: 'GET', path: '/api/v1/automations', tag: 'Automations', operation: 'automations_list',
+    family: 'unpaginated', summary: 'Every automation of the organization', response: v.object({ automations: v.array(automation) }),
+  },
+  {
+    kind: 'operation', method: 'GET', path: '/api/v1/automations/:name', tag: 'Automations', operation: 'automation_get',
+    summary: 'Read an automation version: latest (default), deployed, or a number', errors: [404], params: nameParams,
+    query: v.strictObject({ version: v.optional(v.union([v.picklist(['latest', 'deployed']), v.pipe(v.string(), v.regex(/^\d{1,9}$/))],
+      'must be latest, deployed or a version number')) }),
+    response: version,
+  },
+  {
+    kind: 'operation', method: 'GET', path: '/api/v1/automations/:name/versions', tag: 'Automations',
+    operation: 'automation_versions', family: 'unpaginated', summary: 'The versions of an automation, newest first',
+    errors: [404], params: nameParams,
+    response: v.object({ deployedVersion: v.nullable(v.number()), versions: v.array(v.object({
+      version: v.number(), deployed: v.boolean(), testsPassed: v.nullable(v.boolean()), testsCheckedAt: v.nullable(v.number()),
+      createdAt: v.number(),
+    })) }),
+  },
+  {
+    kind: 'operation', method: 'DELETE', path: '/api/v1/automations/:name', tag: 'Automations', operation: 'automation_delete',
+    summary: 'Delete an automation with its versions and installs; its runs stay', status: 204, errors: [403, 404, 409],
+    params: nameParams,
+  },
+  {
+    kind: 'operation', method: 'GET', path: '/api/v1/projects/:id/automations', tag: 'Automations', operation: 'project_automations',
+    family: 'unpaginated', summary: 'The automations installed in a project', errors: [404],
+    params: v.strictObject({ id: uuidParam }), response: v.object({ automations: v.array(automation) }),
+  },
+  {
+    kind: 'operation', method: 'POST', path: '/api/v1/projects/:id/automations/:name', tag: 'Automations',
+    operation: 'automation_install', summary: 'Install an automation in a project', errors: [403, 404],
+    params: projectNameParams, body: v.strictObject({}), response: installed,
+    status: (body) => (body.added ? 201 : 200), location: installLocation,
+  },
+  {
+    kind: 'operation', method: 'DELETE', path: '/api/v1/projects/:id/automations/:name', tag: 'Automations',
+    operation: 'automation_uninstall', summary: 'Remove an automation from a project', status: 204, errors: [403, 404],
+    params: projectNameParams,
+  },
+  {
+    kind: 'operation', method: 'POST', path: '/api/v1/automations/:name/projects', tag: 'Automations',
+    operation: 'automation_install', summary: 'Install an automation in a project (earlier variant)', errors: [403, 404],
+    params: nameParams, body: v.strictObject({ projectId: uuidParam }), response: installed,
+    status: (body) => (body.added ? 201 : 200), location: installLocation,
+  },
+]
