@@ -11,9 +11,9 @@ create or replace function app.run_started_json(r app.runs) returns jsonb langua
   select jsonb_build_object('runId', r.id, 'version', r.version, 'name', r.automation_name, 'mode', r.mode)
 $$;
 
--- full: the single-run read (input, output, trace, effects); include: the parts a
+-- complete: the single-run read (input, output, trace, effects); include: the parts a
 -- listing adds to its summaries.
-create or replace function app.run_json(r app.runs, full boolean, include text[] default '{}') returns jsonb
+create or replace function app.run_json(r app.runs, complete boolean, parts text[] default '{}') returns jsonb
 language sql stable as $$
   select jsonb_strip_nulls(jsonb_build_object(
       'runId', r.id, 'name', r.automation_name, 'version', r.version, 'mode', r.mode, 'status', r.status,
@@ -23,13 +23,13 @@ language sql stable as $$
       'startedVia', r.started_via,
       'createdAt', app.ms(r.created_at), 'startedAt', app.ms(r.started_at), 'finishedAt', app.ms(r.finished_at),
       'failureCode', r.failure_code))
-    || case when full then jsonb_build_object(
+    || case when complete then jsonb_build_object(
          'failureCode', r.failure_code, 'waitingFor', r.waiting_for, 'detail', r.detail,
          'finishedAt', app.ms(r.finished_at), 'input', r.input, 'output', r.output, 'trace', r.trace, 'effects', r.effects)
        else jsonb_strip_nulls(jsonb_build_object(
-         'output', case when 'output' = any (include) then coalesce(r.output, 'null'::jsonb) end,
-         'trace', case when 'trace' = any (include) then r.trace end,
-         'effects', case when 'effects' = any (include) then r.effects end)) end
+         'output', case when 'output' = any (parts) then coalesce(r.output, 'null'::jsonb) end,
+         'trace', case when 'trace' = any (parts) then r.trace end,
+         'effects', case when 'effects' = any (parts) then r.effects end)) end
 $$;
 
 -- A run the caller sees (in the named project when the route names one), or 404.
@@ -132,7 +132,7 @@ create or replace function api.runs_list(args jsonb) returns jsonb language plpg
 declare
   a app.automations;
   p app.projects;
-  include text[] := coalesce(string_to_array(nullif(args->>'include', ''), ','), '{}');
+  included text[] := coalesce(string_to_array(nullif(args->>'include', ''), ','), '{}');
   page_size integer := least(coalesce((args->>'limit')::numeric, 50), 200)::integer;
   -- With include a page holds at most 25 rows and 8 MiB.
   byte_budget bigint := 8 * 1024 * 1024;
@@ -143,11 +143,11 @@ declare
   last_position jsonb;
   more boolean;
 begin
-  if exists (select 1 from unnest(include) i where i not in ('output', 'trace', 'effects')) then
+  if exists (select 1 from unnest(included) i where i not in ('output', 'trace', 'effects')) then
     perform app.fail('INVALID_QUERY', 400, 'include takes output, trace and effects, comma-separated.',
       jsonb_build_object('issues', jsonb_build_array(jsonb_build_object('path', 'include', 'message', 'unknown part'))));
   end if;
-  if cardinality(include) > 0 then
+  if cardinality(included) > 0 then
     page_size := least(page_size, 25);
   end if;
   if args->>'id' is not null then
@@ -156,7 +156,7 @@ begin
   if args->>'name' is not null then
     a := app.automation_named(args->>'name');
   end if;
-  filters := jsonb_build_object('projectId', p.id, 'automationId', a.id, 'include', to_jsonb(include));
+  filters := jsonb_build_object('projectId', p.id, 'automationId', a.id, 'include', to_jsonb(included));
   select r.after_created, r.after_id into after_created, after_id from app.keyset_resume(args->>'cursor', 'runs', filters) r;
 
   -- Rows in order until the page size, or until the byte budget would be passed
@@ -170,7 +170,7 @@ begin
       from (
         select numbered.*, sum(octet_length(numbered.body::text)) over (order by numbered.n) as running_bytes
           from (
-            select r.created_at, r.id, app.run_json(r, false, include) as body,
+            select r.created_at, r.id, app.run_json(r, false, included) as body,
                    row_number() over (order by r.created_at desc, r.id desc) as n
               from app.runs r
              where r.organization_id = app.org_id()

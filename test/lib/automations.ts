@@ -21,7 +21,7 @@ export async function automationWorld(t: Test, options: { worker?: boolean; env?
   const as = (email: string) => ({
     key: key(email),
     get: (path: string, headers?: Record<string, string>) => service.request('GET', path, { key: key(email), headers }),
-    post: (path: string, body?: unknown, headers?: Record<string, string>) => service.request('POST', path, { key: key(email), body: body ?? {}, headers }),
+    post: (path: string, body?: unknown, headers?: Record<string, string>) => service.request('POST', path, { key: key(email), body, headers }),
     del: (path: string) => service.request('DELETE', path, { key: key(email) }),
     mcp: () => mcpClient(t, service.url, key(email)),
   })
@@ -72,7 +72,8 @@ export async function deploy(client: Client, document: Record<string, unknown>):
 export async function waitForRun(get: (path: string) => Promise<Response>, runId: string, done: (run: any) => boolean = (r) => !['queued', 'running'].includes(r.status)): Promise<any> {
   for (;;) {
     const run = (await get(`/api/v1/runs/${runId}`)).body
-    if (done(run)) return run
+    // A finished run never reaches another state: return it for the test to judge.
+    if (done(run) || ['completed', 'failed', 'cancelled'].includes(run?.status) || run?.code) return run
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
