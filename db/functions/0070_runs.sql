@@ -55,19 +55,29 @@ end $$;
 -- automation installed in one project runs there; installed in several, only in one
 -- of them and only when named; not installed, organization-wide or in an
 -- accessible project the caller may edit.
+-- SECURITY DEFINER: an automation's binding is the set of all its installs, also in
+-- projects the caller cannot see (the caller learns their number, not which).
+create or replace function app.automation_install_projects(automation uuid) returns uuid[]
+language sql stable security definer set search_path = pg_catalog, app as $$
+  select coalesce(array_agg(i.project_id order by i.project_id), '{}') from app.automation_installs i
+   where i.organization_id = app.org_id() and i.automation_id = automation
+$$;
+revoke execute on function app.automation_install_projects(uuid) from public;
+grant execute on function app.automation_install_projects(uuid) to api;
+
 create or replace function app.run_project(a app.automations, named text) returns uuid language plpgsql stable as $$
 declare
-  installed uuid[] := array(select i.project_id from app.automation_installs i
-                             where i.organization_id = a.organization_id and i.automation_id = a.id);
+  installed uuid[] := app.automation_install_projects(a.id);
   p app.projects;
 begin
   if named is null then
     if cardinality(installed) = 1 then
-      return installed[1];
+      -- The one project it is bound to, as long as the caller sees it.
+      return (app.project_for_read(installed[1]::text)).id;
     elsif cardinality(installed) > 1 then
       perform app.fail('AUTOMATION_PROJECT_SCOPE_REQUIRED', 409,
         'The automation is installed in several projects; name the project to run it in.',
-        jsonb_build_object('projectIds', to_jsonb(installed)));
+        jsonb_build_object('installs', cardinality(installed)));
     end if;
     return null;
   end if;
