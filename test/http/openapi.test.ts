@@ -47,6 +47,14 @@ t.test('the OpenAPI document is valid and describes every route', async (t) => {
   t.ok(create.responses['201'].content['application/json'].schema.properties.project, 'the response schema is described')
   t.ok(create.responses['409'], 'coded refusals are documented')
   t.equal(document.paths['/api/v1/teams'].get['x-tale-pagination'], 'unpaginated')
+  for (const path of ['/api/v1/runs/{runId}/approvals/{approvalId}', '/api/v1/projects/{id}/runs/{runId}/approvals/{approvalId}']) {
+    t.ok(document.paths[path]?.post, `the additive approval route ${path} is documented`)
+  }
+  t.ok(document.paths['/api/v1/automations/{name}/runs'].post.parameters.some((p: { name: string; in: string }) =>
+    p.in === 'header' && p.name === 'idempotency-key'), 'run starts document their Idempotency-Key header')
+  t.ok(document.paths['/api/v1/mcp'].post, 'the MCP endpoint is documented')
+  const operationIds = Object.values(document.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId))
+  t.equal(new Set(operationIds).size, operationIds.length, 'operation ids are unique')
 })
 
 t.test('/docs is an interactive reference served from local assets', async (t) => {
