@@ -4,6 +4,7 @@
 //
 //   npm run bench                      (embedded PostgreSQL unless DATABASE_URL is set)
 //   BENCH_DURATION=20 npm run bench    (seconds per measurement; default 10)
+//   BENCH_ONLY=runs npm run bench      (the run engine alone)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import postgres from 'postgres'
@@ -18,6 +19,7 @@ import { loadConfig } from '../server/config.ts'
 import { startService } from '../server/service.ts'
 import { createLogger } from '../server/log.ts'
 import { callOperation } from '../server/transport/operation.ts'
+import { benchEmptyJobs, benchRuns, deployTrivial } from './runs.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = 32
@@ -25,6 +27,8 @@ const PROJECTS = 10_000
 const PORT = Number(process.env.BENCH_PORT ?? 3900)
 // Budgets high enough that the benchmark measures the service, not its limits.
 const SCALE = 1_000_000
+// The worker's concurrency in the service under test.
+const WORKER_CONCURRENCY = Number(process.env.WORKER_CONCURRENCY ?? 8)
 
 interface Figures { rps: number; p50: number; p99: number; errors: number }
 
@@ -130,13 +134,18 @@ try {
     { path: '/api/v1/me', operation: 'me', args: {} },
     { path: '/api/v1/projects?limit=20', operation: 'projects_list', args: { limit: 20 } },
   ]
-  for (const c of cases) {
+  // BENCH_ONLY=runs measures the run engine alone.
+  for (const c of process.env.BENCH_ONLY === 'runs' ? [] : cases) {
     await loadHttp(c.path, key) // warm-up: plans cached, pools filled
     const http = await loadHttp(c.path, key)
     const floor = await loadFloor(url, key, c.operation, c.args)
     const statements = await statementsPerRequest(url, c.path, key, 200)
     rows.push(`| GET ${c.path} | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} |`)
   }
+  await deployTrivial(url)
+  await benchRuns(url, PORT, key, CONNECTIONS, Math.min(5, DURATION)) // warm-up
+  const runs = await benchRuns(url, PORT, key, CONNECTIONS, DURATION)
+  const emptyJobs = await benchEmptyJobs(url, 5000, WORKER_CONCURRENCY)
   const [version] = await postgres(url, { max: 1 })`select current_setting('server_version') as v`
   process.stdout.write([
     `${CONNECTIONS} connections, ${DURATION} s each, ${PROJECTS} projects, PostgreSQL ${version!.v}, Node ${process.version}`,
@@ -144,6 +153,12 @@ try {
     '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per request | errors |',
     '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
+    '',
+    `Runs of a trivial automation (set + output) started with POST at ${CONNECTIONS} connections; worker concurrency ${WORKER_CONCURRENCY}:`,
+    '',
+    '| runs started | runs completed | completed runs/s | start to finish p50 ms | p99 ms | floor: empty graphile jobs/s | errors |',
+    '|---|---|---|---|---|---|---|',
+    `| ${runs.started} | ${runs.completed} | ${runs.completedPerSecond.toFixed(0)} | ${runs.p50} | ${runs.p99} | ${emptyJobs.toFixed(0)} | ${runs.errors} |`,
     '',
   ].join('\n'))
 } finally {

@@ -13,7 +13,7 @@ const owner = ownerPool(database.url, 1)
 await migrate(owner, database.url)
 await owner.end()
 const objectStore = await resolveObjectStore(config)
-const runner = await startWorker(database.url, { objectStore: objectStore.store })
+const runner = await startWorker(database.url, { objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => { void runner.stop().then(objectStore.stop).then(() => database.stop()) })
 }

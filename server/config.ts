@@ -37,6 +37,9 @@ const schema = v.object({
   // BENCHMARKS.md: about two per core serves best, more mostly adds contention.
   DATABASE_POOL_SIZE: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
     v.number(), v.minValue(1), v.maxValue(200)), String(Math.max(4, availableParallelism() * 2))),
+  // Jobs one worker process runs at once (runs, purges, indexing); measured in BENCHMARKS.md.
+  WORKER_CONCURRENCY: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
+    v.number(), v.minValue(1), v.maxValue(100)), '8'),
   // Port of the embedded PostgreSQL that runs when DATABASE_URL is unset.
   EMBEDDED_PG_PORT: v.optional(port, '54329'),
 })
@@ -45,7 +48,7 @@ export type Config = v.InferOutput<typeof schema> & { publicBaseUrl: string }
 
 // Variables of this service share these prefixes; any other variable is the
 // environment's business, but a misspelt one of ours is caught here.
-const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT']
+const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT', 'WORKER_']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = new Set(Object.keys(schema.entries))

@@ -30,7 +30,7 @@ if (!config.DATABASE_URL) await createDemoOrganization(owner)
 
 const objectStore = await resolveObjectStore(config)
 log.info('object store', { store: objectStore.description })
-const worker = await startWorker(database.url, { objectStore: objectStore.store })
+const worker = await startWorker(database.url, { objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY })
 const service = await startService(config, database.url, { log, objectStore: objectStore.store })
 log.info('listening', { url: config.publicBaseUrl, port: service.port })
 

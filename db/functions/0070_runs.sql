@@ -495,8 +495,10 @@ begin
   for r in
     select organization_id, id from app.runs
      where (status = 'running' and heartbeat_at < clock_timestamp() - stale)
+        -- Queued with no job, or with one locked by a worker that has since died.
         or (status = 'queued' and updated_at < app.now() - stale
-            and not exists (select 1 from graphile_worker.jobs j where j.key = 'run:' || runs.id))
+            and not exists (select 1 from graphile_worker.jobs j
+                             where j.key = 'run:' || runs.id and (j.locked_at is null or j.locked_at > clock_timestamp() - stale)))
      for update skip locked
   loop
     update app.runs set status = 'queued', heartbeat_at = null where organization_id = r.organization_id and id = r.id;

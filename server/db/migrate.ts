@@ -103,6 +103,7 @@ export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Pro
 async function migrateJobQueue(databaseUrl: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   try {
     await runMigrations({ pgPool: pool, logger: quietLogger })
   } finally {
