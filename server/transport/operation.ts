@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Sql } from '../db/connection.ts'
 import { authRequest, type AuthRequest } from '../auth/request.ts'
 import type { RateBudgets } from '../auth/rate-budgets.ts'
-import type { HandlerRoute, OperationRoute } from '../routes/route.ts'
+import type { HandlerRoute, Input, OperationRoute } from '../routes/route.ts'
 import { HttpError, rateLimited } from './errors.ts'
 import { readInput } from './input.ts'
 import { writeReply } from './respond.ts'
@@ -33,8 +33,8 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
     if (outcome.error) throw refusal(outcome.error)
   }
 
-  async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const auth = authRequest(req, route.buckets, budgets)
+  /** The request's input; a refusal of the key or the shape is thrown, the key's first. */
+  async function accept(route: OperationRoute | HandlerRoute, req: IncomingMessage, auth: AuthRequest): Promise<Input> {
     // Without a key nothing is read: the 401 comes before any body is accepted.
     if (auth.keyHash === null) {
       const outcome = await call(auth, null, null)
@@ -48,15 +48,21 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
       if (outcome.error) throw refusal(outcome.error)
       throw input.error
     }
-    const { params, query, body } = input.value
+    return input.value
+  }
+
+  async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const auth = authRequest(req, route.buckets, budgets)
+    const input = await accept(route, req, auth)
+    const { params, query, body } = input
     // Path parameters last: a body can never redirect an operation to another resource.
-    const args: Record<string, unknown> = route.args ? route.args(input.value) : { ...query, ...(body as object), ...params }
+    const args: Record<string, unknown> = route.args ? route.args(input) : { ...query, ...(body as object), ...params }
     if (route.observe) {
       // The object store is asked only for a caller who is authenticated and within
       // budget; this check spends nothing, the operation below pays.
       const checked = await call({ ...auth, charge: false }, null, null)
       if (checked.error) throw refusal(checked.error)
-      args.observed = await route.observe(input.value)
+      args.observed = await route.observe(input)
     }
     const outcome = await call(auth, route.operation, args)
     if (outcome.error) throw refusal(outcome.error)
@@ -68,7 +74,7 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
     // The body is parsed only when the status or the Location depends on it.
     const parsed = outcome.body && (route.location || typeof route.status === 'function')
       ? JSON.parse(outcome.body) as Record<string, unknown> : null
-    const location = parsed && route.location ? route.location(parsed, input.value) : undefined
+    const location = parsed && route.location ? route.location(parsed, input) : undefined
     if (location) headers.location = location
     const status = typeof route.status === 'function' ? route.status(parsed ?? {}) : route.status ?? 200
     writeReply(req, res, status,
@@ -77,20 +83,11 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
 
   async function serveHandler(route: HandlerRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const auth = authRequest(req, undefined, budgets)
-    if (auth.keyHash === null) {
-      const outcome = await call(auth, null, null)
-      throw refusal(outcome.error!)
-    }
-    const input = await readInput(route, req)
-    if (!input.ok) {
-      const outcome = await call(auth, null, null)
-      if (outcome.error) throw refusal(outcome.error)
-      throw input.error
-    }
+    const input = await accept(route, req, auth)
     const first = await call(auth, route.operation, {})
     if (first.error) throw refusal(first.error)
     const uncharged = { ...auth, charge: false }
-    await route.handle(req, res, input.value, first.body === null ? null : JSON.parse(first.body),
+    await route.handle(req, res, input, first.body === null ? null : JSON.parse(first.body),
       (operation, args) => call(uncharged, operation, args))
   }
 
