@@ -185,6 +185,9 @@ declare
 begin
   perform app.require_developer('Deleting an automation');
   a := app.automation_named(args->>'name');
+  -- Locked first: a start that inserted a run holds the row's key share until it
+  -- commits, so the check below sees its run.
+  perform 1 from app.automations where organization_id = a.organization_id and id = a.id for update;
   if exists (select 1 from app.runs r where r.organization_id = a.organization_id and r.automation_id = a.id
                 and r.status in ('queued', 'running', 'waiting')) then
     perform app.fail('AUTOMATION_HAS_ACTIVE_RUNS', 409, 'A run of this automation is in flight; cancel it or let it finish first.',

@@ -126,16 +126,23 @@ begin
    where v.organization_id = a.organization_id and v.automation_id = a.id and v.version = a.deployed_version
   on conflict do nothing
   returning * into r;
+  -- (An automation deleted meanwhile fails the foreign key: see the handler below.)
   if r.id is null then
     -- The same key started a run concurrently: answer with that run.
     select * into r from app.runs
      where organization_id = a.organization_id and started_by = app.user_id()
        and automation_name = a.name and idempotency_key = key;
+    if r.id is null then
+      -- Nothing inserted and no run to replay: the version went with a deleted automation.
+      perform app.fail('AUTOMATION_NOT_FOUND', 404, 'The automation was deleted.', jsonb_build_object('name', a.name));
+    end if;
     return app.run_started_json(r);
   end if;
   perform app.enqueue('run_automation', jsonb_build_object('organizationId', r.organization_id, 'runId', r.id),
                       'run:' || r.id);
   return app.run_started_json(r);
+exception when foreign_key_violation then
+  perform app.fail('AUTOMATION_NOT_FOUND', 404, 'The automation was deleted.', jsonb_build_object('name', args->>'name'));
 end $$;
 
 create or replace function api.runs_list(args jsonb) returns jsonb language plpgsql stable as $$
@@ -206,13 +213,17 @@ begin
     return body;
   end if;
   wanted := array(select btrim(f) from unnest(string_to_array(args->>'fields', ',')) f where btrim(f) <> '');
-  unknown := array(select f from unnest(wanted) f where not body ? f);
+  -- Every key a run can have, whether or not this run has a value for it.
+  unknown := array(select f from unnest(wanted) f
+                    where f not in ('runId', 'name', 'version', 'mode', 'status', 'waitingFor', 'detail', 'projectId',
+                                    'startedBy', 'startedVia', 'createdAt', 'startedAt', 'finishedAt', 'failureCode',
+                                    'input', 'output', 'trace', 'effects'));
   if cardinality(wanted) = 0 or cardinality(unknown) > 0 then
     perform app.fail('INVALID_QUERY', 400, 'fields names run keys, comma-separated.',
       jsonb_build_object('issues', jsonb_build_array(jsonb_build_object('path', 'fields',
         'message', 'unknown keys: ' || coalesce(array_to_string(unknown, ', '), '')))));
   end if;
-  return (select jsonb_object_agg(key, value) from jsonb_each(body) where key = any (wanted));
+  return (select jsonb_object_agg(f, coalesce(body->f, 'null'::jsonb)) from unnest(wanted) f);
 end $$;
 
 -- Approvals and questions of a run that stops waiting are void.
@@ -432,7 +443,8 @@ declare
 begin
   select * into r from app.runs where organization_id = organization and id = run for update;
   if r.id is null or r.status <> 'running' or r.seq <> expected_seq then
-    return coalesce(r.status, 'missing');
+    -- Another worker holds the run now (or it finished): this one must stop.
+    return 'lost';
   end if;
   update app.runs
      set trace = trace || coalesce(step->'trace', '[]'),
@@ -445,6 +457,10 @@ begin
   if outcome = 'continue' and r.deadline_at <= app.now() then
     outcome := 'fail';
     step := step || jsonb_build_object('failureCode', 'timeout', 'detail', 'The run exceeded its timeout.');
+  end if;
+  if outcome in ('continue', 'park') and r.cancel_requested_at is not null then
+    update app.runs set status = 'cancelled', finished_at = app.now() where organization_id = r.organization_id and id = r.id;
+    return 'cancelled';
   end if;
   if outcome = 'continue' then
     if r.cancel_requested_at is not null then
@@ -485,6 +501,16 @@ begin
   end if;
 end $$;
 
+-- A worker busy with a long step shows it is alive (seq guards a run it lost).
+create or replace function app.worker_run_heartbeat(organization uuid, run uuid, expected_seq integer) returns boolean
+language sql as $$
+  with beat as (
+    update app.runs set heartbeat_at = clock_timestamp()
+     where organization_id = organization and id = run and status = 'running' and seq = expected_seq
+    returning 1
+  ) select exists (select 1 from beat)
+$$;
+
 -- Live runs whose worker stopped showing life (killed mid-step) are queued again;
 -- the engine repeats at most the step that was in flight.
 create or replace function app.worker_recover_runs(stale interval) returns integer language plpgsql as $$
@@ -512,3 +538,4 @@ end $$;
 revoke execute on function app.worker_run_claim(uuid, uuid) from public;
 revoke execute on function app.worker_run_commit(uuid, uuid, integer, jsonb) from public;
 revoke execute on function app.worker_recover_runs(interval) from public;
+revoke execute on function app.worker_run_heartbeat(uuid, uuid, integer) from public;

@@ -60,7 +60,7 @@ async function callModel(models: CatalogModel[], config: Record<string, unknown>
     } catch (error) {
       return fail('connector_error', `the model provider did not answer: ${(error as Error).message}`)
     }
-    const body = await response.text()
+    const body = (await readCapped(response, HTTP_MAX_BODY_BYTES)).toString('utf8')
     if (response.status === 401 || response.status === 403) return fail('auth_error', `the model provider refused the key (${response.status})`)
     if (response.status === 402 || (response.status === 429 && /quota|credit|billing/i.test(body))) {
       return fail('credit_exhausted', `the model provider reports no credit left (${response.status})`)
@@ -116,8 +116,7 @@ async function callHttp(config: Record<string, unknown>): Promise<StepOutcome> {
   } catch (error) {
     return fail('connector_error', `${method} ${url.origin}${url.pathname} failed: ${(error as Error).message}`)
   }
-  const raw = Buffer.from(await response.arrayBuffer())
-  const text = raw.subarray(0, HTTP_MAX_BODY_BYTES).toString('utf8')
+  const text = (await readCapped(response, HTTP_MAX_BODY_BYTES)).toString('utf8')
   let parsed: unknown = text
   if (/json/i.test(response.headers.get('content-type') ?? '')) {
     try {
@@ -133,6 +132,26 @@ async function callHttp(config: Record<string, unknown>): Promise<StepOutcome> {
   const output = { status: response.status, headers: Object.fromEntries(response.headers), body: parsed }
   const effects = method === 'GET' || method === 'HEAD' ? [] : [{ step: '', type: 'http', method, url: `${url.origin}${url.pathname}`, status: response.status }]
   return { kind: 'port', port: 'success', output, effects }
+}
+
+/** At most limit bytes of a response body; the rest is never read. */
+async function readCapped(response: Response, limit: number): Promise<Buffer> {
+  if (!response.body) return Buffer.alloc(0)
+  const chunks: Buffer[] = []
+  let size = 0
+  const reader = response.body.getReader()
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      chunks.push(Buffer.from(value))
+      size += value.byteLength
+      if (size >= limit) break
+    }
+  } finally {
+    await reader.cancel().catch(() => {})
+  }
+  return Buffer.concat(chunks).subarray(0, limit)
 }
 
 export type { RunContext }

@@ -25,6 +25,13 @@ const noConnectors: Connectors = {
   action: () => Promise.reject(new Error('mock runs write nothing')),
 }
 
+// Tests never see secret values: each secret the document names reads as a
+// placeholder, so templates that use one still resolve.
+function placeholderSecrets(document: AutomationDocument): Record<string, string> {
+  const names = new Set([...JSON.stringify(document.steps).matchAll(/secrets\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))
+  return Object.fromEntries([...names].map((name) => [name, `<secret ${name}>`]))
+}
+
 export async function runTest(document: AutomationDocument, test: DocumentTest, name: string): Promise<TestResult> {
   const outcome = await execute(document, test, name)
   const expect = test.expect ?? {}
@@ -54,7 +61,7 @@ async function execute(document: AutomationDocument, test: DocumentTest, name: s
   const answers = test.answers ?? {}
   const context: RunContext = {
     run: { id: `test:${test.name}`, name, version: 0, mode: 'mock', projectId: null },
-    input, secrets: {}, now: () => new Date(),
+    input, secrets: placeholderSecrets(document), now: () => new Date(),
     mockFor: (step) => (step.slug in mocks ? mocks[step.slug] : step.mock),
     sleep: async () => {},
   }

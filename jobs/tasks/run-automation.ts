@@ -1,4 +1,4 @@
-import type { Task } from 'graphile-worker'
+import type { JobHelpers, Task } from 'graphile-worker'
 import type { AutomationDocument } from '../../server/automations/document.ts'
 import { schemaViolations } from '../../server/automations/document.ts'
 import { advance, type EngineState, type RunContext, type StepCommit } from '../engine/engine.ts'
@@ -13,29 +13,53 @@ interface Claim {
   models: CatalogModel[]
 }
 
+/** How often a worker busy with one step shows it is alive. */
+const HEARTBEAT_MS = 30_000
+
 // Executes a run step by step, committing after each one: a worker that dies repeats
 // at most the step in flight, and a cancel is honoured at the next step boundary.
 export const runAutomation: Task = async (payload, helpers) => {
   const { organizationId, runId } = payload as { organizationId: string; runId: string }
   const { rows: [claimed] } = await helpers.query<{ claim: Claim | null }>('select app.worker_run_claim($1, $2) as claim',
     [organizationId, runId])
-  const claim = claimed?.claim
-  if (!claim) return
+  if (!claimed?.claim) return
+  const committer = new Committer(helpers, organizationId, runId, claimed.claim.run.seq)
+  // A long step (a slow endpoint, retries with backoff) must not look like a dead
+  // worker to recover_runs.
+  const heartbeat = setInterval(() => committer.beat(), HEARTBEAT_MS)
+  try {
+    await execute(claimed.claim, committer, helpers)
+  } finally {
+    clearInterval(heartbeat)
+  }
+}
+
+class Committer {
+  constructor(private helpers: JobHelpers, private organizationId: string, private runId: string, private seq: number) {}
+
+  /** Stores one step; the run's status afterwards ('lost' when another worker holds it). */
+  async commit(step: StepCommit): Promise<string> {
+    const { rows: [result] } = await this.helpers.query<{ status: string }>('select app.worker_run_commit($1, $2, $3, $4) as status',
+      [this.organizationId, this.runId, this.seq, storable(step)])
+    this.seq += 1
+    return result!.status
+  }
+
+  beat(): void {
+    this.helpers.query('select app.worker_run_heartbeat($1, $2, $3)', [this.organizationId, this.runId, this.seq])
+      .catch((error: Error) => this.helpers.logger.warn(`heartbeat of run ${this.runId} failed: ${error.message}`))
+  }
+}
+
+async function execute(claim: Claim, committer: Committer, helpers: JobHelpers): Promise<void> {
   const { run } = claim
   const document = run.document
   let state: EngineState & { validated?: boolean } = { ...run.state, steps: run.state.steps ?? {}, loops: run.state.loops ?? [] }
-  let seq = run.seq
-  const commit = async (step: StepCommit & { state: EngineState }): Promise<string> => {
-    const { rows: [result] } = await helpers.query<{ status: string }>(
-      'select app.worker_run_commit($1, $2, $3, $4) as status', [organizationId, runId, seq, JSON.stringify(step)])
-    seq += 1
-    return result!.status
-  }
 
   if (!state.validated) {
     const problems = document.inputs ? schemaViolations(document.inputs, run.input, 'input') : []
     if (problems.length > 0) {
-      await commit({ state, trace: [], effects: [], outcome: 'fail', failureCode: 'input_invalid',
+      await committer.commit({ state, trace: [], effects: [], outcome: 'fail', failureCode: 'input_invalid',
         detail: `The input does not match the automation's inputs: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}` })
       return
     }
@@ -51,8 +75,25 @@ export const runAutomation: Task = async (payload, helpers) => {
   const connectors = liveConnectors(claim.models)
   for (;;) {
     const step = await advance(document, state, context, connectors)
-    const status = await commit({ ...step, state: { ...step.state, validated: true } as EngineState })
+    let status: string
+    try {
+      status = await committer.commit({ ...step, state: { ...step.state, validated: true } as EngineState })
+    } catch (error) {
+      // A step whose result cannot be stored fails the run rather than repeating
+      // its effects on every retry of the job.
+      helpers.logger.error(`run ${run.id}: storing a step failed: ${(error as Error).message}`)
+      await committer.commit({ state, trace: [], effects: [], outcome: 'fail', failureCode: 'internal_error',
+        detail: 'The result of a step could not be stored.' })
+      return
+    }
     if (status !== 'running') return
     state = step.state
   }
+}
+
+// PostgreSQL's jsonb holds no NUL character; a step's output may (bytes from an
+// endpoint), so NULs are stored as the replacement character.
+function storable(step: unknown): string {
+  return JSON.stringify(step, (_key, value: unknown) =>
+    typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\ufffd') : value)
 }

@@ -27,7 +27,7 @@ export type FailureCode = typeof FAILURE_CODES[number]
 
 const name = v.pipe(v.string(), v.maxLength(200),
   v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/, 'must be a path of letters, digits, ".", "_" and "-" separated by "/"'),
-  v.check((s) => !s.includes('__'), 'must not contain "__" (URLs write "/" as "__")'))
+  v.check((s) => !s.includes('__') && !s.includes('_/'), 'must not contain "__" or "_/" (URLs write "/" as "__")'))
 const slug = v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must start with a letter and hold letters, digits, "_" or "-" (at most 64)'))
 const record = v.record(v.string(), v.unknown())
 

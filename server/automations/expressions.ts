@@ -14,6 +14,10 @@ export const NAMESPACES = ['input', 'config', 'steps', 'loop', 'secrets', 'run',
 const TEMPLATE = /\{\{([\s\S]*?)\}\}/g
 const WHOLE = /^\s*\{\{([\s\S]*?)\}\}\s*$/
 
+// Every evaluation is bounded: a runaway expression (endless recursion, a huge range)
+// fails its step instead of holding the process.
+const LIMITS = { timeout: 1000, stack: 500, sequence: 1_000_000 }
+
 export class ExpressionError extends Error {
   override name = 'ExpressionError'
 }
@@ -30,7 +34,7 @@ function compile(expression: string): ReturnType<typeof jsonata> {
   let found = compiled.get(expression)
   if (!found) {
     try {
-      found = jsonata(expression)
+      found = jsonata(expression, LIMITS)
     } catch (error) {
       throw new ExpressionError(`cannot parse "${expression.trim()}": ${(error as Error).message}`)
     }

@@ -3,6 +3,7 @@
 // the caller the request authenticated as. Tool refusals are JSON-RPC errors; the
 // HTTP status stays 200.
 import * as v from 'valibot'
+import type { IncomingMessage } from 'node:http'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
@@ -12,6 +13,14 @@ import { Refusal, toolList, tools } from './tools.ts'
 
 /** JSON-RPC error code of a domain refusal; data carries the service's code and status. */
 export const REFUSED = -32001
+
+// The SDK's transport reads the raw header list, so both forms are replaced.
+function overrideHeader(req: IncomingMessage, name: string, value: string): void {
+  req.headers[name] = value
+  const raw = req.rawHeaders
+  for (let at = raw.length - 2; at >= 0; at -= 2) if (raw[at]!.toLowerCase() === name) raw.splice(at, 2)
+  raw.push(name, value)
+}
 
 export function mcpRoutes(version: string): Route[] {
   return [{
@@ -48,6 +57,10 @@ export function mcpRoutes(version: string): Route[] {
         void server.close()
       })
       await server.connect(transport)
+      // The body is already read and checked as JSON, and JSON is answered whatever
+      // the client accepts (no 406, no 415): tell the transport as much.
+      overrideHeader(req, 'accept', 'application/json, text/event-stream')
+      overrideHeader(req, 'content-type', 'application/json')
       await transport.handleRequest(req, res, input.body)
     },
   }]

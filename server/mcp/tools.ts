@@ -42,7 +42,7 @@ async function sql(context: ToolContext, operation: string, args: Record<string,
 }
 
 const automationName = v.pipe(v.string(), v.minLength(1), v.maxLength(200))
-const versionRef = v.optional(v.union([v.picklist(['latest', 'deployed']), v.pipe(v.number(), v.integer(), v.minValue(1))]))
+const versionRef = v.optional(v.union([v.picklist(['latest', 'deployed']), v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2 ** 31 - 1))]))
 
 // A document that fails validation: every problem with its JSON path.
 const invalid = (problems: { path: string; message: string }[]): ToolResult =>
@@ -113,7 +113,7 @@ export const tools: Tool<v.GenericSchema>[] = [
   tool({
     name: 'automation_deploy', privileged: true,
     description: 'Deploy an automation version (the latest by default); runs then use it.',
-    args: v.strictObject({ name: automationName, version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))) }),
+    args: v.strictObject({ name: automationName, version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2 ** 31 - 1))) }),
     run: async (args, context) => ({ result: await sql(context, 'automation_deploy', args) }),
   }),
   tool({

@@ -1,0 +1,167 @@
+// The edges of authoring and runs: verdicts, isolation between organizations, the
+// transport rules on MCP, bounded expressions, and the run state machine's corners.
+import t, { type Test } from 'tap'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+
+function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
+  t.equal(res.status, status, `${label}: status`)
+  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
+}
+
+const mcpError = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error as McpError)
+
+t.test('test verdicts: false when a test fails, null without tests, the latest wins', async (t) => {
+  const { service, dev } = await automationWorld(t, { worker: false })
+  const client = await dev.mcp()
+  const failing = simpleDocument('ops/failing', {
+    tests: [{ name: 'expects the wrong greeting', input: { who: 'Ada' }, expect: { output: { greeting: 'Bye Ada' } } }],
+  })
+  await callTool(client, 'automation_create', { document: failing })
+  const tested = await callTool(client, 'automation_test', { name: 'ops/failing' })
+  t.equal(tested.result.testsPassed, false)
+  t.match(tested.result.results[0].problems[0], /output is .*Hello Ada/)
+
+  await service.db.owner`update app.automation_versions set tests_passed = true`
+  t.equal((await callTool(client, 'automation_test', { name: 'ops/failing', version: 1 })).result.testsPassed, false,
+    'a new verdict replaces the old one')
+
+  await callTool(client, 'automation_create', { document: simpleDocument('ops/untested', { tests: [] }) })
+  const none = await callTool(client, 'automation_test', { name: 'ops/untested' })
+  t.same([none.result.testsPassed, none.result.testsCheckedAt], [null, null], 'no tests, no verdict')
+
+  const secretive = simpleDocument('ops/secretive', {
+    steps: [{ slug: 'end', type: 'output', config: { mapping: { auth: 'Bearer {{ secrets.API_TOKEN }}' } } }],
+    tests: [{ name: 'uses a secret', input: { who: 'x' }, expect: { output: { auth: 'Bearer <secret API_TOKEN>' } } }],
+  })
+  await callTool(client, 'automation_create', { document: secretive })
+  t.equal((await callTool(client, 'automation_test', { name: 'ops/secretive' })).result.testsPassed, true,
+    'tests read placeholders, never secret values')
+})
+
+t.test('authoring refusals', async (t) => {
+  const { dev } = await automationWorld(t, { worker: false })
+  const client = await dev.mcp()
+  await callTool(client, 'automation_create', { document: simpleDocument('ops/one') })
+  t.match((await mcpError(client.callTool({ name: 'automation_create', arguments: { document: simpleDocument('OPS/one') } })))?.data,
+    { code: 'AUTOMATION_NAME_TAKEN', status: 409 }, 'names are unique, case-insensitively')
+  t.match((await mcpError(client.callTool({ name: 'automation_deploy', arguments: { name: 'ops/one', version: 7 } })))?.data,
+    { code: 'AUTOMATION_VERSION_UNKNOWN', status: 404 })
+  t.match((await mcpError(client.callTool({ name: 'automation_save', arguments: { name: 'ops/one', document: simpleDocument('ops/other') } })))?.data,
+    { code: 'INVALID_BODY', status: 400 }, 'a save cannot rename')
+  const ambiguous = await callTool(client, 'automation_validate', { document: simpleDocument('ops_/x') })
+  t.match(ambiguous.result.problems, [{ path: 'name', message: /_\// }], 'a name whose URL form would be ambiguous')
+})
+
+t.test('another organization sees none of it', async (t) => {
+  const { dev, seeded, service } = await automationWorld(t)
+  await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
+  const started = await dev.post('/api/v1/automations/ops__greeter/runs', { input: { who: 'a' } })
+  await waitForRun(dev.get, started.body.runId)
+  const gina = seeded.users['gina@globex.test']!.keys.main!
+  const as = (method: string, path: string, body?: unknown) => service.request(method, path, { key: gina, body })
+  t.same((await as('GET', '/api/v1/automations')).body.automations, [])
+  refused(t, await as('GET', '/api/v1/automations/ops__greeter'), 404, 'AUTOMATION_NOT_FOUND', 'reading')
+  refused(t, await as('POST', '/api/v1/automations/ops__greeter/runs', { mode: 'mock' }), 404, 'AUTOMATION_NOT_FOUND', 'starting')
+  t.same((await as('GET', '/api/v1/runs')).body.runs, [])
+  refused(t, await as('GET', `/api/v1/runs/${started.body.runId}`), 404, 'NOT_FOUND', 'reading a run')
+  refused(t, await as('POST', `/api/v1/runs/${started.body.runId}/cancel`), 404, 'NOT_FOUND', 'cancelling a run')
+  const mcp = await mcpError((await (await import('../lib/automations.ts')).mcpClient(t, service.url, gina))
+    .callTool({ name: 'automation_get', arguments: { name: 'ops/greeter' } }))
+  t.match(mcp?.data, { code: 'AUTOMATION_NOT_FOUND' }, 'nor through MCP')
+})
+
+t.test('MCP follows the transport rules: no 406 or 415, organization selection, one budget per request', async (t) => {
+  const { service, dev } = await automationWorld(t, { worker: false, env: { RATE_LIMIT_SCALE: '0.02' } })
+  const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
+  const plain = await fetch(`${service.url}/api/v1/mcp`, {
+    method: 'POST', body: JSON.stringify(list), headers: { authorization: `Bearer ${dev.key}`, 'content-type': 'text/plain' },
+  })
+  t.equal(plain.status, 200, 'no Accept and a text/plain body still get JSON')
+  t.equal((await plain.json() as { result: { tools: unknown[] } }).result.tools.length, 8)
+  const slugged = await service.request('POST', '/api/v1/mcp', { key: dev.key, org: 'acme', body: list })
+  t.equal(slugged.status, 200, 'X-Organization-Slug selects the organization')
+  const wrongOrg = await service.request('POST', '/api/v1/mcp', { key: dev.key, org: 'globex', body: list })
+  refused(t, wrongOrg, 403, 'ORG_FORBIDDEN', 'an organization the key holder is not in')
+  // Scale 0.02: the general bucket holds 4 tokens; three requests above, one more fits.
+  t.equal((await service.request('POST', '/api/v1/mcp', { key: dev.key, body: list })).status, 200)
+  refused(t, await service.request('POST', '/api/v1/mcp', { key: dev.key, body: list }), 429, 'RATE_LIMITED',
+    'MCP requests draw on the reads-and-CRUD budget')
+})
+
+t.test('runaway expressions fail their step instead of holding the process', async (t) => {
+  const { dev } = await automationWorld(t)
+  const client = await dev.mcp()
+  const endless = '{{ ($f := function($n){ $f($n + 1) }; $f(0)) }}'
+  await deploy(client, {
+    name: 'ops/runaway',
+    steps: [{ slug: 'spin', type: 'set', config: { values: { x: endless } }, next: { success: 'end' } }, { slug: 'end', type: 'output', config: { mapping: {} } }],
+    tests: [{ name: 'spins', expect: { status: 'failed', failureCode: 'node_error' } }],
+  })
+  t.equal((await callTool(client, 'automation_test', { name: 'ops/runaway' })).result.testsPassed, true, 'the test settles')
+  const started = await dev.post('/api/v1/automations/ops__runaway/runs', {})
+  const run = await waitForRun(dev.get, started.body.runId)
+  t.match(run, { status: 'failed', failureCode: 'node_error' })
+  t.match(run.detail, /timeout|Stack overflow/)
+})
+
+t.test('run corners: NUL bytes stored, cancel while parking, project twins, include=effects, stale commits', async (t) => {
+  const server = http.createServer((_req, res) => {
+    res.setHeader('content-type', 'text/plain')
+    res.end('a\u0000b')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/nul`
+  const { service, alpha, dev, max } = await automationWorld(t)
+  const client = await dev.mcp()
+  await deploy(client, {
+    name: 'ops/nul',
+    steps: [{ slug: 'get', type: 'http', config: { method: 'POST', url }, next: { success: 'end' } },
+      { slug: 'end', type: 'output', config: { mapping: { body: '{{ steps.get.output.body }}' } } }],
+  })
+  const nul = await waitForRun(dev.get, (await dev.post('/api/v1/automations/ops__nul/runs', {})).body.runId)
+  t.match(nul, { status: 'completed', output: { body: 'a\ufffdb' } }, 'a NUL from an endpoint is stored as U+FFFD')
+
+  await dev.post(`/api/v1/projects/${alpha}/automations/ops__nul`, {})
+  const inProject = await dev.post(`/api/v1/projects/${alpha}/automations/ops__nul/runs`, {})
+  await waitForRun(dev.get, inProject.body.runId)
+  const withEffects = await dev.get(`/api/v1/projects/${alpha}/runs?include=effects`)
+  t.match(withEffects.body.runs[0].effects, [{ step: 'get', type: 'http', method: 'POST' }])
+  t.notOk('output' in withEffects.body.runs[0])
+  const some = await dev.get(`/api/v1/runs/${inProject.body.runId}?fields=status,startedVia,projectId`)
+  t.same(some.body, { status: 'completed', startedVia: null, projectId: alpha }, 'a key the run has no value for reads as null')
+  refused(t, await dev.post(`/api/v1/projects/${alpha}/runs/${inProject.body.runId}/cancel`), 409, 'RUN_FINISHED', 'cancel, project form')
+  t.equal((await dev.del(`/api/v1/projects/${alpha}/runs/${inProject.body.runId}`)).status, 204, 'delete, project form')
+
+  await deploy(client, simpleDocument('ops/free'))
+  refused(t, await max.post(`/api/v1/projects/${alpha}/automations/ops__free/runs`, { mode: 'mock', input: { who: 'x' } }), 403,
+    'ROLE_FORBIDDEN', 'an organization-wide automation in a project the caller only reads')
+
+  // A commit from a worker that no longer holds the run changes nothing.
+  const [row] = await service.db.owner`select organization_id, id, seq from app.runs where id = ${nul.runId}`
+  const [stale] = await service.db.owner`select app.worker_run_commit(${row!.organization_id}, ${row!.id}, ${row!.seq - 1},
+    ${service.db.owner.json({ state: {}, trace: [], effects: [], outcome: 'complete', output: { forged: true } })}) as status`
+  t.equal(stale!.status, 'lost')
+  t.same((await dev.get(`/api/v1/runs/${nul.runId}`)).body.output, { body: 'a\ufffdb' })
+})
+
+t.test('a cancel requested while a step parks the run is honoured', async (t) => {
+  const { service, dev } = await automationWorld(t, { worker: false })
+  await deploy(await dev.mcp(), {
+    name: 'ops/gate',
+    steps: [{ slug: 'approve', type: 'approval', config: { title: 'ok?' }, next: { approved: 'end' } }, { slug: 'end', type: 'output', config: { mapping: {} } }],
+  })
+  const started = await dev.post('/api/v1/automations/ops__gate/runs', {})
+  const [claim] = await service.db.owner`select app.worker_run_claim(r.organization_id, r.id) as claim from app.runs r where r.id = ${started.body.runId}`
+  t.ok(claim!.claim, 'a worker took the run')
+  t.match((await dev.post(`/api/v1/runs/${started.body.runId}/cancel`)).body, { status: 'running', cancelRequested: true })
+  const [run] = await service.db.owner`select organization_id, seq from app.runs where id = ${started.body.runId}`
+  const [parked] = await service.db.owner`select app.worker_run_commit(${run!.organization_id}, ${started.body.runId}, ${run!.seq},
+    ${service.db.owner.json({ state: {}, trace: [], effects: [], outcome: 'park', waitingFor: 'approval', wait: { slug: 'approve', title: 'ok?' } })}) as status`
+  t.equal(parked!.status, 'cancelled', 'the step boundary honours the cancel instead of parking')
+  const [approvals] = await service.db.owner`select count(*)::int as n from app.run_approvals`
+  t.equal(approvals!.n, 0, 'no approval waits for anyone')
+})
