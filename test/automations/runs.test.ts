@@ -134,6 +134,7 @@ t.test('asks park the run for a typed answer', async (t) => {
   const answered = await olive.post(path, { answer: { count: 3 }, actor: 'bot@acme.test' })
   t.equal(answered.status, 200, 'an owner may answer as an actor')
   t.match(await waitForRun(dev.get, started.body.runId), { status: 'completed', output: { doubled: 6 } })
+  refused(t, await olive.post(path, { answer: { count: 4 } }), 409, 'ASK_ANSWERED', 'answering twice')
   refused(t, await max.get(`/api/v1/runs/${started.body.runId}/ask`), 404, 'NOT_FOUND', 'no open question any more')
 })
 

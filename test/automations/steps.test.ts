@@ -52,12 +52,14 @@ async function world(t: Test) {
       providers: [
         { org: 'acme', slug: 'lab', kind: 'openai-compatible', baseUrl: `${target.url}/v1`, apiKey: 'sk-test' },
         { org: 'acme', slug: 'nokey', kind: 'openai-compatible', baseUrl: `${target.url}/v1`, apiKey: null },
+        { org: 'acme', slug: 'wrongkey', kind: 'openai-compatible', baseUrl: `${target.url}/v1`, apiKey: 'sk-wrong' },
       ],
       models: [
         { org: 'acme', id: 'lab-large', providerSlug: 'lab', contextWindow: 8000, maxOutputTokens: null, default: true },
         { org: 'acme', id: 'broke-model', providerSlug: 'lab', contextWindow: 8000, maxOutputTokens: null, default: false },
         { org: 'acme', id: 'ghost-model', providerSlug: 'lab', contextWindow: 8000, maxOutputTokens: null, default: false },
         { org: 'acme', id: 'keyless', providerSlug: 'nokey', contextWindow: 8000, maxOutputTokens: null, default: false },
+        { org: 'acme', id: 'refused', providerSlug: 'wrongkey', contextWindow: 8000, maxOutputTokens: null, default: false },
       ],
       secrets: [{ org: 'acme', name: 'API_TOKEN', value: 'token-123' }],
     },
@@ -144,6 +146,7 @@ t.test('llm steps: the local model, an OpenAI-compatible provider, and their fai
   t.match(await run(llm({ model: 'ghost-model', prompt: 'hi' })), { status: 'failed', failureCode: 'model_not_found' }, 'unknown to the provider')
   t.match(await run(llm({ model: 'keyless', prompt: 'hi' })), { status: 'failed', failureCode: 'missing_api_key' })
   t.match(await run(llm({ model: 'broke-model', prompt: 'hi' })), { status: 'failed', failureCode: 'credit_exhausted' })
+  t.match(await run(llm({ model: 'refused', prompt: 'hi' })), { status: 'failed', failureCode: 'auth_error' }, 'the provider refuses the key')
 })
 
 t.test('mock runs answer side-effecting steps with their mocks and call nothing', async (t) => {
