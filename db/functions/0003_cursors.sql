@@ -82,6 +82,12 @@ begin
   end if;
 end $$;
 
+-- A page's size: the requested limit (50 when absent) clamped at the list's ceiling.
+-- numeric first: a limit beyond the integer range is clamped like any other.
+create or replace function app.page_size(requested text, ceiling integer) returns integer language sql immutable as $$
+  select least(coalesce(requested::numeric, 50), ceiling)::integer
+$$;
+
 create or replace function app.keyset_position(created_at timestamptz, id uuid) returns jsonb language sql immutable as $$
   select jsonb_build_array((extract(epoch from created_at) * 1000000)::bigint, id)
 $$;

@@ -48,10 +48,12 @@ create or replace function app.harnesses() returns jsonb language sql immutable 
            {"id": "opencode", "name": "OpenCode"}]'::jsonb
 $$;
 
--- The organization's catalog: the built-in local provider's local-echo model (which
+-- An organization's catalog: the built-in local provider's local-echo model (which
 -- an organization may re-declare, e.g. to make it the default) and the models of its
--- configured providers. A model whose provider is gone is not accessible.
-create or replace function app.model_catalog() returns table (
+-- configured providers. A model whose provider is gone is not accessible. The
+-- caller's organization by default; the worker names the run's.
+drop function if exists app.model_catalog();
+create or replace function app.model_catalog(organization uuid default app.org_id()) returns table (
   id text, provider_slug text, context_window integer, max_output_tokens integer,
   capabilities jsonb, pricing jsonb, is_default boolean
 ) language plpgsql stable as $$
@@ -59,13 +61,13 @@ begin
   return query
   select m.id, m.provider_slug, m.context_window, m.max_output_tokens, m.capabilities, m.pricing, m.is_default
     from app.models m
-   where m.organization_id = app.org_id()
+   where m.organization_id = organization
      and (m.provider_slug = 'local'
           or exists (select 1 from app.model_providers p
                       where p.organization_id = m.organization_id and p.slug = m.provider_slug))
   union all
   select 'local-echo', 'local', 8192, 1024, '["chat"]'::jsonb, null::jsonb, false
-   where not exists (select 1 from app.models m where m.organization_id = app.org_id() and m.id = 'local-echo');
+   where not exists (select 1 from app.models m where m.organization_id = organization and m.id = 'local-echo');
 end $$;
 
 create or replace function api.models_list(args jsonb) returns jsonb language plpgsql stable as $$

@@ -63,8 +63,7 @@ create or replace function api.projects_list(args jsonb) returns jsonb language 
 declare
   lookup text := app.clean_identifier(args->>'externalItemId');
   archived text := coalesce(args->>'archived', 'exclude');
-  -- numeric first: a limit beyond the integer range is clamped like any other.
-  page_size integer := least(coalesce((args->>'limit')::numeric, 50), 100)::integer;
+  page_size integer := app.page_size(args->>'limit', 100);
   filters jsonb;
   after_created timestamptz;
   after_id uuid;

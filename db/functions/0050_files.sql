@@ -45,11 +45,16 @@ create or replace function app.upload_limit_bytes() returns bigint language sql 
   select coalesce((select o.upload_max_bytes from app.organizations o where o.id = app.org_id()), 104857600)
 $$;
 
+-- A file name's extension, lower-cased; null when it has none.
+create or replace function app.file_extension(file_name text) returns text language sql immutable as $$
+  select lower(substring(file_name from '\.([^./\\]+)$'))
+$$;
+
 -- The type of a file name's extension, when the service supports it and the
 -- organization's policy admits it.
 create or replace function app.file_type_for(file_name text) returns app.file_types language plpgsql stable as $$
 declare
-  ext text := lower(substring(file_name from '\.([^./\\]+)$'));
+  ext text := app.file_extension(file_name);
   found app.file_types;
   admitted text[];
 begin
@@ -195,7 +200,7 @@ declare
   p app.projects := app.project_for_read(args->>'id');
   scope text := coalesce(args->>'folderId', 'all');
   folder app.folders;
-  page_size integer := least(coalesce((args->>'limit')::numeric, 50), 100)::integer;
+  page_size integer := app.page_size(args->>'limit', 100);
   filters jsonb;
   after_created timestamptz;
   after_id uuid;
@@ -246,7 +251,7 @@ declare
   d app.documents := app.file_in_project(p.id, args->>'documentId');
 begin
   return jsonb_build_object('file', app.file_json(d),
-    'object', jsonb_build_object('key', d.object_key, 'etag', d.object_etag, 'updatedAt', app.ms(d.updated_at)));
+    'object', jsonb_build_object('key', d.object_key, 'etag', d.object_etag));
 end $$;
 
 create or replace function api.file_retry_indexing(args jsonb) returns jsonb language plpgsql as $$
@@ -357,7 +362,7 @@ create or replace function app.worker_document_to_index(organization uuid, docum
 returns table (object_key text, object_etag text, mime_type text, plain_text boolean) language sql stable as $$
   select d.object_key, d.object_etag, d.mime_type, coalesce(t.plain_text, false)
     from app.documents d
-    left join app.file_types t on t.extension = lower(substring(d.file_name from '\.([^./\\]+)$'))
+    left join app.file_types t on t.extension = app.file_extension(d.file_name)
    where d.organization_id = organization and d.id = document and d.indexing_status = 'indexing'
 $$;
 

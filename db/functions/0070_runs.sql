@@ -150,7 +150,7 @@ declare
   a app.automations;
   p app.projects;
   included text[] := coalesce(string_to_array(nullif(args->>'include', ''), ','), '{}');
-  page_size integer := least(coalesce((args->>'limit')::numeric, 50), 200)::integer;
+  page_size integer := app.page_size(args->>'limit', 200);
   -- With include a page holds at most 25 rows and 8 MiB.
   byte_budget bigint := 8 * 1024 * 1024;
   filters jsonb;
@@ -416,18 +416,11 @@ begin
   end if;
   return jsonb_build_object('run', to_jsonb(r) - 'trace' - 'effects',
     'secrets', coalesce((select jsonb_object_agg(s.name, s.value) from app.secrets s where s.organization_id = r.organization_id), '{}'),
-    -- The catalog as app.model_catalog() gives it: the built-in local-echo and the
-    -- models whose provider exists, with what calling them needs.
+    -- The organization's catalog, with what calling each model needs.
     'models', coalesce((select jsonb_agg(jsonb_build_object('id', c.id, 'providerSlug', c.provider_slug,
-                                    'maxOutputTokens', c.max_output_tokens, 'baseUrl', c.base_url, 'apiKey', c.api_key))
-                          from (select m.id, m.provider_slug, m.max_output_tokens, p.base_url, p.api_key
-                                  from app.models m
-                                  left join app.model_providers p on p.organization_id = m.organization_id and p.slug = m.provider_slug
-                                 where m.organization_id = r.organization_id and (m.provider_slug = 'local' or p.slug is not null)
-                                union all
-                                select 'local-echo', 'local', 1024, null, null
-                                 where not exists (select 1 from app.models m where m.organization_id = r.organization_id and m.id = 'local-echo')
-                               ) c), '[]'),
+                                    'maxOutputTokens', c.max_output_tokens, 'baseUrl', p.base_url, 'apiKey', p.api_key))
+                          from app.model_catalog(r.organization_id) c
+                          left join app.model_providers p on p.organization_id = r.organization_id and p.slug = c.provider_slug), '[]'),
     'timedOutAt', app.ms(r.deadline_at));
 end $$;
 

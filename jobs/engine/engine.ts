@@ -131,20 +131,18 @@ export async function advance(document: AutomationDocument, state: EngineState, 
   const startedAt = context.now().getTime()
   const retry = document.config?.retry
   let outcome: StepOutcome
+  // Only a repeat step changes the state it runs with, and its failures are never
+  // retried, so every attempt can run with the one copy.
   for (let attempt = 0; ; attempt++) {
-    const attemptState = structuredClone(next)
     try {
-      outcome = await runStep(document, attemptState, step, context, connectors)
+      outcome = await runStep(document, next, step, context, connectors)
     } catch (error) {
       const failure = error instanceof StepFailure ? error
         : error instanceof ExpressionError ? new StepFailure('node_error', error.message)
           : new StepFailure('internal_error', (error as Error).message)
       outcome = { kind: 'fail', failureCode: failure.failureCode, detail: `${slug}: ${failure.message}` }
     }
-    if (outcome.kind !== 'fail' || !RETRYABLE.has(outcome.failureCode) || attempt >= (retry?.maxRetries ?? 0)) {
-      Object.assign(next, attemptState)
-      break
-    }
+    if (outcome.kind !== 'fail' || !RETRYABLE.has(outcome.failureCode) || attempt >= (retry?.maxRetries ?? 0)) break
     // Exponential backoff from the document's backoffMs.
     await context.sleep((retry?.backoffMs ?? 1000) * 2 ** attempt)
   }

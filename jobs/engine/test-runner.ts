@@ -3,7 +3,7 @@
 // the test's answers; nothing outside the run is touched.
 import { isDeepStrictEqual } from 'node:util'
 import type { AutomationDocument, DocumentTest, FailureCode } from '../../server/automations/document.ts'
-import { schemaViolations } from '../../server/automations/document.ts'
+import { inputProblem } from '../../server/automations/document.ts'
 import { advance, type Connectors, type EngineState, type RunContext } from './engine.ts'
 
 /** Steps one test may take before it counts as endless. */
@@ -51,12 +51,8 @@ export async function runTest(document: AutomationDocument, test: DocumentTest, 
 
 async function execute(document: AutomationDocument, test: DocumentTest, name: string): Promise<Omit<TestResult, 'name' | 'passed' | 'problems'>> {
   const input = test.input ?? {}
-  if (document.inputs) {
-    const problems = schemaViolations(document.inputs, input, 'input')
-    if (problems.length > 0) {
-      return { status: 'failed', failureCode: 'input_invalid', detail: problems.map((p) => `${p.path} ${p.message}`).join('; ') }
-    }
-  }
+  const invalid = inputProblem(document, input)
+  if (invalid) return { status: 'failed', failureCode: 'input_invalid', detail: invalid }
   const mocks = test.mocks ?? {}
   const answers = test.answers ?? {}
   const context: RunContext = {

@@ -1,6 +1,6 @@
 import type { JobHelpers, Task } from 'graphile-worker'
 import type { AutomationDocument } from '../../server/automations/document.ts'
-import { schemaViolations } from '../../server/automations/document.ts'
+import { inputProblem } from '../../server/automations/document.ts'
 import { advance, type EngineState, type RunContext, type StepCommit } from '../engine/engine.ts'
 import { liveConnectors, type CatalogModel } from '../engine/connectors.ts'
 
@@ -57,10 +57,10 @@ async function execute(claim: Claim, committer: Committer, helpers: JobHelpers):
   let state: EngineState & { validated?: boolean } = { ...run.state, steps: run.state.steps ?? {}, loops: run.state.loops ?? [] }
 
   if (!state.validated) {
-    const problems = document.inputs ? schemaViolations(document.inputs, run.input, 'input') : []
-    if (problems.length > 0) {
+    const invalid = inputProblem(document, run.input)
+    if (invalid) {
       await committer.commit({ state, trace: [], effects: [], outcome: 'fail', failureCode: 'input_invalid',
-        detail: `The input does not match the automation's inputs: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}` })
+        detail: `The input does not match the automation's inputs: ${invalid}` })
       return
     }
     state = { ...state, validated: true }

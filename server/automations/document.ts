@@ -239,3 +239,10 @@ export function schemaViolations(schema: unknown, value: unknown, prefix: string
     message: error.message ?? 'is invalid',
   }))
 }
+
+/** Why a run's input does not match the document's inputs schema; null when it does. */
+export function inputProblem(document: AutomationDocument, input: unknown): string | null {
+  if (!document.inputs) return null
+  const problems = schemaViolations(document.inputs, input, 'input')
+  return problems.length === 0 ? null : problems.map((p) => `${p.path} ${p.message}`).join('; ')
+}

@@ -30,7 +30,7 @@ export function mcpRoutes(version: string): Route[] {
     handle: async (req, res, input, caller, call) => {
       const developer = Boolean((caller as { capabilities?: { developer?: boolean } } | null)?.capabilities?.developer)
       const server = new Server({ name: 'tale', version }, { capabilities: { tools: {} } })
-      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }))
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }))
       server.setRequestHandler(CallToolRequestSchema, async (request) => {
         const found = tools.find((t) => t.name === request.params.name)
         if (!found) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}".`)

@@ -127,10 +127,9 @@ export const tools: Tool<v.GenericSchema>[] = [
   }),
 ]
 
-export function toolList() {
-  return tools.map((t) => {
-    const schema = toJsonSchema(t.args, { errorMode: 'ignore' }) as Record<string, unknown>
-    delete schema.$schema
-    return { name: t.name, description: t.description, inputSchema: { ...schema, type: 'object' as const } }
-  })
-}
+/** The tools as tools/list describes them; their argument schemas converted once. */
+export const toolList = tools.map((t) => {
+  const schema = toJsonSchema(t.args, { errorMode: 'ignore' }) as Record<string, unknown>
+  delete schema.$schema
+  return { name: t.name, description: t.description, inputSchema: { ...schema, type: 'object' as const } }
+})

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises'
 import type { Route } from './route.ts'
 import { integerParam, uuidParam } from '../transport/validation.ts'
 import { HttpError } from '../transport/errors.ts'
-import { writeReply } from '../transport/respond.ts'
+import { etagMatches, writeReply } from '../transport/respond.ts'
 import { ObjectChanged, ObjectStoreUnavailable, type ObjectStore } from '../storage/object-store.ts'
 import { observeBlob, observeStore } from '../storage/observe.ts'
 
@@ -99,7 +99,7 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
 
 interface StoredFile {
   file: { id: string; fileName: string; mimeType: string; size: number | null; createdAt: number }
-  object: { key: string; etag: string | null; updatedAt: number }
+  object: { key: string; etag: string | null }
 }
 
 // Clients that cannot read filename* get the name with accents stripped and any
@@ -123,7 +123,7 @@ async function sendContent(store: ObjectStore | null, found: StoredFile, req: In
   const ifNoneMatch = req.headers['if-none-match']
   const ifModifiedSince = req.headers['if-modified-since']
   const unchanged = ifNoneMatch !== undefined
-    ? ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*')
+    ? etagMatches(ifNoneMatch, etag)
     : ifModifiedSince !== undefined && !Number.isNaN(Date.parse(ifModifiedSince)) && lastModified.getTime() <= Date.parse(ifModifiedSince)
   if (unchanged) {
     writeReply(req, res, 304, {}, headers)

@@ -1,12 +1,9 @@
 // Automation reads, deletion and project installs over REST (SPEC.md "Automations
 // and triggers").
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { refused } from '../lib/assert.ts'
 
-function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
-}
 
 t.test('list and read versions; names with / are written __ in URLs', async (t) => {
   const { max, dev } = await automationWorld(t, { worker: false })

@@ -1,15 +1,12 @@
 // The edges of authoring and runs: verdicts, isolation between organizations, the
 // transport rules on MCP, bounded expressions, and the run state machine's corners.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { refused } from '../lib/assert.ts'
 
-function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
-}
 
 const mcpError = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error as McpError)
 

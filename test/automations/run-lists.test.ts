@@ -1,14 +1,11 @@
 // Run listings, project binding of starts, the starting-work budget, and cancel at a
 // step boundary.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { refused } from '../lib/assert.ts'
 
-function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
-}
 
 // Inserts finished runs directly: listings are about rows, not execution.
 async function insertRuns(sql: any, count: number, fields: { automation: string; project?: string | null; output?: unknown }) {

@@ -1,11 +1,8 @@
 // Starting runs and the run routes (SPEC.md "Runs", the Run state table).
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { refused } from '../lib/assert.ts'
 
-function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
-}
 
 const approvalDocument = (name: string) => ({
   name,

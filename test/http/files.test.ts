@@ -1,13 +1,11 @@
 // Project files over real HTTP and a real S3-protocol store (SPEC.md "Uploads and
 // files", "Project file indexing").
-import t, { type Test } from 'tap'
-import { eventually, filesWorld, putBytes, uploadFile } from '../lib/files.ts'
+import t from 'tap'
+import { filesWorld, putBytes, uploadFile } from '../lib/files.ts'
+import { eventually } from '../lib/wait.ts'
 import { pinClock } from '../lib/db.ts'
+import { refused } from '../lib/assert.ts'
 
-function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
-}
 
 t.test('prepare, PUT, bind, list, read, download, delete', async (t) => {
   const { service, local, alpha, olive } = await filesWorld(t)

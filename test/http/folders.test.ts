@@ -2,6 +2,7 @@
 import t, { type Test } from 'tap'
 import { startTestService } from '../lib/service.ts'
 import { acme } from '../lib/fixtures.ts'
+import { refused } from '../lib/assert.ts'
 
 async function world(t: Test) {
   const service = await startTestService(t)
@@ -23,10 +24,6 @@ async function world(t: Test) {
   return { service, alpha, beta, olive: as('olive@acme.test'), max: as('max@acme.test'), eddie: as('eddie@acme.test') }
 }
 
-function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.body?.code, code, `${label}: code`)
-}
 
 t.test('create, the same name again, children, one level at a time', async (t) => {
   const { alpha, olive } = await world(t)

@@ -1,14 +1,12 @@
 // Upload preparation and binding: the Upload state table, organization policy,
 // expiry and the object store's faults (SPEC.md "Upload", "Uploads and files").
-import t, { type Test } from 'tap'
-import { eventually, filesWorld, putBytes, uploadFile } from '../lib/files.ts'
+import t from 'tap'
+import { filesWorld, putBytes, uploadFile } from '../lib/files.ts'
+import { eventually } from '../lib/wait.ts'
 import { pinClock } from '../lib/db.ts'
 import { startLocalS3 } from '../../server/storage/local-s3.ts'
+import { refused } from '../lib/assert.ts'
 
-function refused(t: Test, res: { status: number; body: any }, status: number, code: string, label: string) {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.body?.code, code, `${label}: code (${JSON.stringify(res.body)})`)
-}
 
 const count = async (sql: any, table: string) => (await sql.unsafe(`select count(*)::int as n from ${table}`))[0].n as number
 

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startTestService, type Response } from './service.ts'
 import { acme } from './fixtures.ts'
+import { eventually } from './wait.ts'
 import type { SeedFile } from '../../server/admin/operations.ts'
 
 export async function automationWorld(t: Test, options: { worker?: boolean; env?: Record<string, string>; seed?: Partial<SeedFile> } = {}) {
@@ -69,11 +70,9 @@ export async function deploy(client: Client, document: Record<string, unknown>):
   await callTool(client, 'automation_deploy', { name: document.name })
 }
 
-export async function waitForRun(get: (path: string) => Promise<Response>, runId: string, done: (run: any) => boolean = (r) => !['queued', 'running'].includes(r.status)): Promise<any> {
-  for (;;) {
-    const run = (await get(`/api/v1/runs/${runId}`)).body
-    // A finished run never reaches another state: return it for the test to judge.
-    if (done(run) || ['completed', 'failed', 'cancelled'].includes(run?.status) || run?.code) return run
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+/** A run once done says so, or once it has finished (for the test to judge). */
+export function waitForRun(get: (path: string) => Promise<Response>, runId: string,
+  done: (run: any) => boolean = (r) => !['queued', 'running'].includes(r.status)): Promise<any> {
+  return eventually(async () => (await get(`/api/v1/runs/${runId}`)).body,
+    (run) => done(run) || ['completed', 'failed', 'cancelled'].includes(run?.status) || run?.code !== undefined)
 }

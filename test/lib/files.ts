@@ -61,13 +61,4 @@ export async function uploadFile(caller: Caller, project: string, fileName: stri
   })
 }
 
-/** Waits for background work to reach a state; the suite's timeout bounds it. */
-export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const value = await probe()
-    if (done(value)) return value
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
 export type { TestService }
