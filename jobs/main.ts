@@ -1,11 +1,11 @@
 // `npm run worker`: a worker process of its own, for deployments that scale workers
 // apart from the API.
-import { loadConfig } from '../server/config.ts'
-import { resolveDatabase } from '../server/db/database.ts'
-import { ownerPool } from '../server/db/connection.ts'
-import { migrate } from '../server/db/migrate.ts'
+import { loadConfig } from '../server/core/config.ts'
+import { resolveDatabase } from '../server/core/db/database.ts'
+import { ownerPool } from '../server/core/db/connection.ts'
+import { migrate } from '../server/core/db/migrate.ts'
 import { startWorker } from './worker.ts'
-import { resolveObjectStore } from '../server/storage/resolve.ts'
+import { resolveObjectStore } from '../server/core/storage/resolve.ts'
 
 const config = loadConfig()
 const database = await resolveDatabase(config)

@@ -2,7 +2,7 @@
 // `npm run worker`. Tasks are one file each under jobs/tasks.
 import pg from 'pg'
 import { run, type Logger, type Runner, type TaskList } from 'graphile-worker'
-import type { ObjectStore } from '../server/storage/object-store.ts'
+import type { ObjectStore } from '../server/core/storage/object-store.ts'
 import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
 import { deleteObjects } from './tasks/delete-objects.ts'
 import { sweepExpiredUploads } from './tasks/sweep-expired-uploads.ts'

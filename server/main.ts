@@ -1,14 +1,14 @@
 // `npm start`: migrate, then serve the API with the worker beside it. With no DATABASE_URL an embedded PostgreSQL runs under .data/, and an
 // empty database gets a demo organization whose owner key is printed once.
-import { ConfigError, loadConfig, type Config } from './config.ts'
-import { resolveDatabase } from './db/database.ts'
-import { ownerPool, type Sql } from './db/connection.ts'
-import { migrate } from './db/migrate.ts'
-import { createLogger } from './log.ts'
+import { ConfigError, loadConfig, type Config } from './core/config.ts'
+import { resolveDatabase } from './core/db/database.ts'
+import { ownerPool, type Sql } from './core/db/connection.ts'
+import { migrate } from './core/db/migrate.ts'
+import { createLogger } from './core/log.ts'
 import { startService } from './service.ts'
 import { startWorker } from '../jobs/worker.ts'
 import { createKey, seed } from './admin/operations.ts'
-import { resolveObjectStore } from './storage/resolve.ts'
+import { resolveObjectStore } from './core/storage/resolve.ts'
 
 let config: Config
 try {

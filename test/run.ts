@@ -1,7 +1,7 @@
 // `npm test`: the whole suite. Uses DATABASE_URL when set; otherwise starts an
 // embedded PostgreSQL under .data/ for the run.
 import { spawn } from 'node:child_process'
-import { startEmbedded } from '../server/db/embedded.ts'
+import { startEmbedded } from '../server/core/db/embedded.ts'
 
 let stop = async () => {}
 const env = { ...process.env }

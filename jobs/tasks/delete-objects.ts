@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker'
-import type { ObjectStore } from '../../server/storage/object-store.ts'
+import type { ObjectStore } from '../../server/core/storage/object-store.ts'
 import { requireStore } from './require-store.ts'
 
 // Objects of deleted files, folders and projects. The rows are gone already; a

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker'
 import { buffer } from 'node:stream/consumers'
-import { ObjectChanged, type ObjectStore } from '../../server/storage/object-store.ts'
+import { ObjectChanged, type ObjectStore } from '../../server/core/storage/object-store.ts'
 import { requireStore } from './require-store.ts'
 
 /** The largest plain-text file whose text the service keeps (the assistant's read limit). */

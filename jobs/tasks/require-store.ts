@@ -1,4 +1,4 @@
-import type { ObjectStore } from '../../server/storage/object-store.ts'
+import type { ObjectStore } from '../../server/core/storage/object-store.ts'
 
 /** Jobs about objects wait (by failing and retrying) until a store is configured. */
 export function requireStore(store: ObjectStore | null): ObjectStore {

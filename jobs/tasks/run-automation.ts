@@ -1,8 +1,8 @@
 import type { JobHelpers, Task } from 'graphile-worker'
-import type { AutomationDocument } from '../../server/automations/document.ts'
-import { inputProblem } from '../../server/automations/document.ts'
-import { advance, type EngineState, type RunContext, type StepCommit } from '../engine/engine.ts'
-import { liveConnectors, type CatalogModel } from '../engine/connectors.ts'
+import type { AutomationDocument } from '../../server/core/automations/document.ts'
+import { inputProblem } from '../../server/core/automations/document.ts'
+import { advance, type EngineState, type RunContext, type StepCommit } from '../../server/core/engine/engine.ts'
+import { liveConnectors, type CatalogModel } from '../../server/core/engine/connectors.ts'
 
 interface Claim {
   run: {

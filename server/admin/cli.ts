@@ -3,10 +3,10 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import * as v from 'valibot'
-import { loadConfig } from '../config.ts'
-import { resolveDatabase } from '../db/database.ts'
-import { ownerPool, type Sql } from '../db/connection.ts'
-import { migrate } from '../db/migrate.ts'
+import { loadConfig } from '../core/config.ts'
+import { resolveDatabase } from '../core/db/database.ts'
+import { ownerPool, type Sql } from '../core/db/connection.ts'
+import { migrate } from '../core/db/migrate.ts'
 import { addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, revokeKey, seed, seedSchema, setUploadPolicy } from './operations.ts'
 
 const usage = `commands:

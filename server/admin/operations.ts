@@ -1,7 +1,7 @@
 // Operator actions over the owner's connection: the seed file and the single
 // commands of the admin CLI share them. Each calls one app.operator_* function.
 import * as v from 'valibot'
-import type { Sql } from '../db/connection.ts'
+import type { Sql } from '../core/db/connection.ts'
 import { generateApiKey, hashApiKey, hashPassword } from '../auth/credentials.ts'
 
 const role = v.picklist(['owner', 'admin', 'developer', 'editor', 'member'])

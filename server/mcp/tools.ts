@@ -4,8 +4,8 @@
 import * as v from 'valibot'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type { CallAs } from '../routes/route.ts'
-import { validateDocument, type AutomationDocument } from '../automations/document.ts'
-import { runTest } from '../../jobs/engine/test-runner.ts'
+import { validateDocument, type AutomationDocument } from '../core/automations/document.ts'
+import { runTest } from '../core/engine/test-runner.ts'
 
 /** A refusal from SQL, answered as a JSON-RPC error. */
 export class Refusal extends Error {

@@ -6,8 +6,8 @@ import type { Route } from './route.ts'
 import { integerParam, uuidParam } from '../transport/validation.ts'
 import { HttpError } from '../transport/errors.ts'
 import { etagMatches, writeReply } from '../transport/respond.ts'
-import { ObjectChanged, ObjectStoreUnavailable, type ObjectStore } from '../storage/object-store.ts'
-import { observeBlob, observeStore } from '../storage/observe.ts'
+import { ObjectChanged, ObjectStoreUnavailable, type ObjectStore } from '../core/storage/object-store.ts'
+import { observeBlob, observeStore } from '../core/storage/observe.ts'
 
 /** The presigned PUT lives as long as the upload: 30 minutes. */
 export const UPLOAD_LIFETIME_SECONDS = 30 * 60

@@ -1,8 +1,8 @@
 import * as v from 'valibot'
 import type { Route } from './route.ts'
 import { uuidParam } from '../transport/validation.ts'
-import type { ObjectStore } from '../storage/object-store.ts'
-import { observeStore } from '../storage/observe.ts'
+import type { ObjectStore } from '../core/storage/object-store.ts'
+import { observeStore } from '../core/storage/observe.ts'
 
 const folder = v.object({ id: v.string(), name: v.string(), parentId: v.nullable(v.string()), createdAt: v.number() })
 // Any non-blank string: one that names no folder of the project answers FOLDER_NOT_FOUND.

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import type { Sql } from '../db/connection.ts'
+import type { Sql } from '../core/db/connection.ts'
 import type { Route } from './route.ts'
 
 const startedAt = Date.now()

@@ -1,7 +1,7 @@
 // An API operation: authentication, the caller's budgets, organization selection
 // and the SQL function, all in one statement and one round trip.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Sql } from '../db/connection.ts'
+import type { Sql } from '../core/db/connection.ts'
 import { authRequest, type AuthRequest } from '../auth/request.ts'
 import type { RateBudgets } from '../auth/rate-budgets.ts'
 import type { HandlerRoute, Input, OperationRoute } from '../routes/route.ts'

@@ -4,8 +4,8 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { freshDatabase } from '../lib/db.ts'
 import { startService } from '../../server/service.ts'
-import { loadConfig } from '../../server/config.ts'
-import { createLogger } from '../../server/log.ts'
+import { loadConfig } from '../../server/core/config.ts'
+import { createLogger } from '../../server/core/log.ts'
 
 const run = promisify(execFile)
 

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
 import t, { type Test } from 'tap'
-import { ownerPool } from '../../server/db/connection.ts'
-import { dbRoot, migrate } from '../../server/db/migrate.ts'
+import { ownerPool } from '../../server/core/db/connection.ts'
+import { dbRoot, migrate } from '../../server/core/db/migrate.ts'
 import { databaseUrl, withDatabase } from '../lib/db.ts'
 
 async function emptyDatabase(t: Test): Promise<{ url: string }> {

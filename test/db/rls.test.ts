@@ -2,7 +2,7 @@
 // later is held to the same rules without anyone remembering to add it here.
 import t from 'tap'
 import { freshDatabase } from '../lib/db.ts'
-import { requestPool, type Sql } from '../../server/db/connection.ts'
+import { requestPool, type Sql } from '../../server/core/db/connection.ts'
 import { seed } from '../../server/admin/operations.ts'
 import { asCaller } from '../lib/caller.ts'
 import { acme, person, seedFile } from '../lib/fixtures.ts'

@@ -4,7 +4,7 @@ import t from 'tap'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { startTestService } from '../lib/service.ts'
 import { allRoutes } from '../../server/service.ts'
-import { loadConfig } from '../../server/config.ts'
+import { loadConfig } from '../../server/core/config.ts'
 
 t.test('the OpenAPI document is valid and describes every route', async (t) => {
   const service = await startTestService(t)

@@ -4,7 +4,7 @@ import { startTestService } from '../lib/service.ts'
 import { acme, person } from '../lib/fixtures.ts'
 import { freshDatabase, pinClock } from '../lib/db.ts'
 import { rateBudgets, webhookBuckets } from '../../server/auth/rate-budgets.ts'
-import { ownerPool } from '../../server/db/connection.ts'
+import { ownerPool } from '../../server/core/db/connection.ts'
 
 // Scale 0.02: the general bucket holds 4 tokens and refills 2.4 a minute.
 const SCALE = '0.02'

@@ -4,7 +4,7 @@ import t from 'tap'
 import { filesWorld, putBytes, uploadFile } from '../lib/files.ts'
 import { eventually } from '../lib/wait.ts'
 import { pinClock } from '../lib/db.ts'
-import { startLocalS3 } from '../../server/storage/local-s3.ts'
+import { startLocalS3 } from '../../server/core/storage/local-s3.ts'
 import { refused } from '../lib/assert.ts'
 
 

@@ -1,6 +1,6 @@
 // Runs SQL as a caller would: on the request role, with the caller's context set the
 // way app.authenticate sets it.
-import type { Sql } from '../../server/db/connection.ts'
+import type { Sql } from '../../server/core/db/connection.ts'
 
 export interface Caller {
   userId: string

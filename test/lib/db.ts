@@ -2,8 +2,8 @@
 // digest, so files run in parallel without sharing rows and without re-migrating.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { ownerPool, type Sql } from '../../server/db/connection.ts'
-import { migrate, schemaDigest } from '../../server/db/migrate.ts'
+import { ownerPool, type Sql } from '../../server/core/db/connection.ts'
+import { migrate, schemaDigest } from '../../server/core/db/migrate.ts'
 
 export function databaseUrl(): string {
   const url = process.env.DATABASE_URL

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
-import { createObjectStore, type ObjectStore } from '../../server/storage/object-store.ts'
-import { startLocalS3, type LocalS3 } from '../../server/storage/local-s3.ts'
+import { createObjectStore, type ObjectStore } from '../../server/core/storage/object-store.ts'
+import { startLocalS3, type LocalS3 } from '../../server/core/storage/local-s3.ts'
 
 export async function localStore(t: Test): Promise<{ local: LocalS3; store: ObjectStore; directory: string }> {
   const directory = await mkdtemp(path.join(tmpdir(), 'tale-s3-'))

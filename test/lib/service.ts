@@ -1,13 +1,13 @@
 // A running service on a loopback port over a fresh database, with an HTTP client
 // that speaks to it through real sockets.
 import type { Test } from 'tap'
-import { loadConfig } from '../../server/config.ts'
+import { loadConfig } from '../../server/core/config.ts'
 import { startService } from '../../server/service.ts'
-import { createLogger, type Level, type Logger } from '../../server/log.ts'
+import { createLogger, type Level, type Logger } from '../../server/core/log.ts'
 import { seed, type SeedFile, type SeedResult } from '../../server/admin/operations.ts'
 import { freshDatabase, type TestDatabase } from './db.ts'
 import { seedFile } from './fixtures.ts'
-import type { ObjectStore } from '../../server/storage/object-store.ts'
+import type { ObjectStore } from '../../server/core/storage/object-store.ts'
 import { startWorker } from '../../jobs/worker.ts'
 import { Logger as WorkerLogger } from 'graphile-worker'
 

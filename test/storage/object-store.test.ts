@@ -1,8 +1,8 @@
 // The object store module against a real S3-protocol server on loopback.
 import t from 'tap'
-import { createObjectStore, ObjectChanged } from '../../server/storage/object-store.ts'
+import { createObjectStore, ObjectChanged } from '../../server/core/storage/object-store.ts'
 import { localStore } from '../lib/object-store.ts'
-import { loadConfig, objectStoreSettings } from '../../server/config.ts'
+import { loadConfig, objectStoreSettings } from '../../server/core/config.ts'
 
 t.test('a presigned PUT from a plain HTTP client, then head, get and delete', async (t) => {
   const { store } = await localStore(t)

@@ -2,8 +2,8 @@
 // steps answer with the test's mocks (else their own mock); approvals and asks take
 // the test's answers; nothing outside the run is touched.
 import { isDeepStrictEqual } from 'node:util'
-import type { AutomationDocument, DocumentTest, FailureCode } from '../../server/automations/document.ts'
-import { inputProblem } from '../../server/automations/document.ts'
+import type { AutomationDocument, DocumentTest, FailureCode } from '../automations/document.ts'
+import { inputProblem } from '../automations/document.ts'
 import { advance, type Connectors, type EngineState, type RunContext } from './engine.ts'
 
 /** Steps one test may take before it counts as endless. */

@@ -9,7 +9,7 @@ import pg from 'pg'
 import { Logger, runMigrations } from 'graphile-worker'
 import type { Sql } from './connection.ts'
 
-export const dbRoot = fileURLToPath(new URL('../../db/', import.meta.url))
+export const dbRoot = fileURLToPath(new URL('../../../db/', import.meta.url))
 
 // Chosen once; any constant works as long as every replica uses the same one.
 const MIGRATION_LOCK = 7_240_119_001

@@ -1,17 +1,12 @@
 // What live steps reach: the organization's models (llm), outbound HTTP (http) and
 // platform writes (action).
-import { schemaViolations } from '../../server/automations/document.ts'
+import { schemaViolations } from '../automations/document.ts'
 import type { Connectors, RunContext, StepOutcome } from './engine.ts'
+import { completeChat, type CatalogModel } from '../models/provider.ts'
+import { readCapped } from '../http-body.ts'
 
-export interface CatalogModel {
-  id: string
-  providerSlug: string
-  maxOutputTokens: number | null
-  baseUrl: string | null
-  apiKey: string | null
-}
+export type { CatalogModel }
 
-const LLM_TIMEOUT_MS = 60_000
 const HTTP_DEFAULT_TIMEOUT_MS = 30_000
 /** Response bodies kept in a run's trace and step output. */
 const HTTP_MAX_BODY_BYTES = 1024 * 1024
@@ -34,45 +29,14 @@ async function callModel(models: CatalogModel[], config: Record<string, unknown>
   const wanted = String(config.model)
   const model = models.find((m) => m.id === wanted && (config.providerSlug === undefined || m.providerSlug === config.providerSlug))
   if (!model) return fail('model_not_found', `no model "${wanted}" in the organization's catalog`)
-  const prompt = typeof config.prompt === 'string' ? config.prompt : JSON.stringify(config.prompt)
-  const system = typeof config.system === 'string' ? config.system : undefined
   const json = config.outputFormat === 'json'
-
-  let text: string
-  if (model.providerSlug === 'local') {
-    // The built-in deterministic model answers with its prompt.
-    text = prompt
-  } else {
-    if (!model.apiKey) return fail('missing_api_key', `the provider "${model.providerSlug}" has no API key`)
-    let response: Response
-    try {
-      response = await fetch(`${String(model.baseUrl).replace(/\/$/, '')}/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${model.apiKey}` },
-        body: JSON.stringify({
-          model: model.id,
-          messages: [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content: prompt }],
-          ...(model.maxOutputTokens ? { max_tokens: model.maxOutputTokens } : {}),
-          ...(json ? { response_format: { type: 'json_object' } } : {}),
-        }),
-        signal: AbortSignal.timeout(LLM_TIMEOUT_MS),
-      })
-    } catch (error) {
-      return fail('connector_error', `the model provider did not answer: ${(error as Error).message}`)
-    }
-    const body = (await readCapped(response, HTTP_MAX_BODY_BYTES)).toString('utf8')
-    if (response.status === 401 || response.status === 403) return fail('auth_error', `the model provider refused the key (${response.status})`)
-    if (response.status === 402 || (response.status === 429 && /quota|credit|billing/i.test(body))) {
-      return fail('credit_exhausted', `the model provider reports no credit left (${response.status})`)
-    }
-    if (response.status === 404) return fail('model_not_found', `the provider does not know the model "${model.id}"`)
-    if (!response.ok) return fail('connector_error', `the model provider answered ${response.status}`)
-    try {
-      text = String((JSON.parse(body) as { choices: { message: { content: string } }[] }).choices[0]!.message.content ?? '')
-    } catch {
-      return fail('connector_error', 'the model provider\'s answer has no message')
-    }
-  }
+  const answer = await completeChat(model, {
+    system: typeof config.system === 'string' ? config.system : undefined,
+    prompt: typeof config.prompt === 'string' ? config.prompt : JSON.stringify(config.prompt),
+    json,
+  })
+  if (!answer.ok) return fail(answer.failureCode, answer.detail)
+  const text = answer.text
   if (!json) return { kind: 'port', port: 'success', output: text }
   let parsed: unknown
   try {
@@ -132,26 +96,6 @@ async function callHttp(config: Record<string, unknown>): Promise<StepOutcome> {
   const output = { status: response.status, headers: Object.fromEntries(response.headers), body: parsed }
   const effects = method === 'GET' || method === 'HEAD' ? [] : [{ step: '', type: 'http', method, url: `${url.origin}${url.pathname}`, status: response.status }]
   return { kind: 'port', port: 'success', output, effects }
-}
-
-/** At most limit bytes of a response body; the rest is never read. */
-async function readCapped(response: Response, limit: number): Promise<Buffer> {
-  if (!response.body) return Buffer.alloc(0)
-  const chunks: Buffer[] = []
-  let size = 0
-  const reader = response.body.getReader()
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      chunks.push(Buffer.from(value))
-      size += value.byteLength
-      if (size >= limit) break
-    }
-  } finally {
-    await reader.cancel().catch(() => {})
-  }
-  return Buffer.concat(chunks).subarray(0, limit)
 }
 
 export type { RunContext }

@@ -1,9 +1,9 @@
 // The run engine: one step at a time over the step graph of an automation document.
 // It is pure over its state: the worker persists the state after every step (so a
 // crash repeats at most the step in flight) and the test runner keeps it in memory.
-import type { AutomationDocument, FailureCode, Step } from '../../server/automations/document.ts'
-import { SIDE_EFFECTING } from '../../server/automations/document.ts'
-import { ExpressionError, evaluate, render } from '../../server/automations/expressions.ts'
+import type { AutomationDocument, FailureCode, Step } from '../automations/document.ts'
+import { SIDE_EFFECTING } from '../automations/document.ts'
+import { ExpressionError, evaluate, render } from '../automations/expressions.ts'
 
 export interface LoopFrame {
   slug: string
