@@ -73,25 +73,40 @@ export function parseJsonBody(raw: Buffer): unknown {
   return value
 }
 
-// Refuses what JSON allows but the service does not: NUL characters, unpaired
-// surrogates (in keys too) and integers beyond 2^53 - 1. Iterative, so a deeply
-// nested body cannot exhaust the stack.
+/**
+ * How deeply a body's arrays and objects may nest (a top-level object is level 1).
+ * Deeper bodies are refused here, before anything walks them recursively: the
+ * serializers on the way to SQL and the validators overflow the stack a few
+ * thousand levels down. An automation document sent over MCP sits three levels
+ * down its JSON-RPC message and nests well within the rest.
+ */
+export const MAX_BODY_DEPTH = 64
+
+// Refuses what JSON allows but the service does not: nesting beyond MAX_BODY_DEPTH,
+// NUL characters, unpaired surrogates (in keys too) and integers beyond 2^53 - 1.
+// Iterative, so a deeply nested body cannot exhaust the stack.
 function checkValues(root: unknown, rootPath: string): void {
-  const pending: [unknown, string][] = [[root, rootPath]]
+  const pending: [unknown, string, number][] = [[root, rootPath, 0]]
   while (pending.length > 0) {
-    const [value, path] = pending.pop()!
+    const [value, path, depth] = pending.pop()!
     if (typeof value === 'string') {
       checkString(value, path)
     } else if (typeof value === 'number') {
       if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
         throw invalidBody('Integers must be at most 2^53 - 1.', [{ path, message: 'integer out of range' }])
       }
-    } else if (Array.isArray(value)) {
-      value.forEach((item, index) => pending.push([item, join(path, String(index))]))
     } else if (value !== null && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
-        checkString(key, join(path, key))
-        pending.push([item, join(path, key)])
+      if (depth === MAX_BODY_DEPTH) {
+        throw invalidBody(`The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`,
+          [{ path, message: `nested deeper than ${MAX_BODY_DEPTH} levels` }])
+      }
+      if (Array.isArray(value)) {
+        value.forEach((item, index) => pending.push([item, join(path, String(index)), depth + 1]))
+      } else {
+        for (const [key, item] of Object.entries(value)) {
+          checkString(key, join(path, key))
+          pending.push([item, join(path, key), depth + 1])
+        }
       }
     }
   }
