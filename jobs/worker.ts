@@ -1,8 +1,9 @@
-// The graphile-worker runner: in-process beside the API by default, or alone via
-// `npm run worker`. Tasks are one file each under jobs/tasks.
+// The graphile-worker runner: started by the composition root (server/main.ts)
+// beside the API or alone. Tasks are one file each under jobs/tasks.
 import pg from 'pg'
-import { run, type Logger, type Runner, type TaskList } from 'graphile-worker'
+import { Logger, run, type LogLevel, type Runner, type TaskList } from 'graphile-worker'
 import type { ObjectStore } from '../server/core/storage/object-store.ts'
+import type { Logger as ServiceLogger } from '../server/core/log.ts'
 import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
 import { deleteObjects } from './tasks/delete-objects.ts'
 import { sweepExpiredUploads } from './tasks/sweep-expired-uploads.ts'
@@ -39,14 +40,33 @@ export interface WorkerOptions {
   concurrency?: number
   /** Without the crontab (tests run maintenance on demand). */
   crontab?: boolean
+  /** The service's JSON logger; graphile-worker's own lines are forwarded to it. */
+  log?: ServiceLogger
+  /** A graphile-worker logger, when the caller wants graphile's lines itself (tests). */
   logger?: Logger
 }
 
 export interface Worker {
-  /** Finishes running jobs, then closes every connection. */
-  stop: () => Promise<void>
+  /**
+   * Stops taking jobs and waits up to graceMs for running ones to finish; jobs still
+   * running then are released (unlocked, to be retried by another worker), so a
+   * stop never outlasts the grace by more than graphile-worker's own few seconds.
+   * Then closes every connection. Without graceMs it waits for every running job.
+   */
+  stop: (options?: { graceMs?: number }) => Promise<void>
   /** Settles when the worker has stopped. */
   promise: Promise<void>
+}
+
+const levels: Record<LogLevel, keyof ServiceLogger> = { error: 'error', warning: 'warn', info: 'info', debug: 'debug' }
+
+/** graphile-worker's lines as lines of the service's logger, with their scope (worker, task, job). */
+export function workerLogger(log: ServiceLogger): Logger {
+  return new Logger((scope) => (level, message, meta) => {
+    const fields: Record<string, unknown> = { component: 'worker', ...scope }
+    if (meta && typeof meta.error !== 'undefined') fields.error = meta.error
+    log[levels[level] ?? 'info'](message, fields)
+  })
 }
 
 export async function startWorker(connectionString: string, options: WorkerOptions): Promise<Worker> {
@@ -55,7 +75,8 @@ export async function startWorker(connectionString: string, options: WorkerOptio
   const pool = new pg.Pool({ connectionString, max: (options.concurrency ?? 2) + 2 })
   // An idle connection that fails (a database restart) must not bring the process
   // down; the worker reconnects through the pool.
-  const report = (error: Error) => options.logger?.error(`worker connection failed: ${error.message}`)
+  const logger = options.logger ?? (options.log ? workerLogger(options.log) : undefined)
+  const report = (error: Error) => logger?.error(`worker connection failed: ${error.message}`)
   pool.on('error', report)
   pool.on('connect', (client) => client.on('error', report))
   let runner: Runner
@@ -64,7 +85,7 @@ export async function startWorker(connectionString: string, options: WorkerOptio
     runner = await run({
       pgPool: pool, concurrency, taskList: taskList(options.objectStore),
       crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000,
-      ...(options.logger ? { logger: options.logger } : {}),
+      ...(logger ? { logger } : {}),
       // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them
       // together saves two round trips per job, which a run engine of short jobs feels.
       preset: { worker: WORKER_PRESET(concurrency) },
@@ -75,8 +96,20 @@ export async function startWorker(connectionString: string, options: WorkerOptio
   }
   return {
     promise: runner.promise,
-    stop: async () => {
-      await runner.stop()
+    stop: async ({ graceMs }: { graceMs?: number } = {}) => {
+      const stopped = runner.stop()
+      if (graceMs !== undefined) {
+        let timer: NodeJS.Timeout | undefined
+        const late = await Promise.race([
+          stopped.then(() => false),
+          new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), graceMs) }),
+        ])
+        clearTimeout(timer)
+        // graphile-worker's forceful shutdown fails the running jobs, which unlocks
+        // them for another worker; the run engine resumes a run from its last step.
+        if (late) await runner.kill('the process is stopping')
+      }
+      await stopped.catch(() => {})
       await pool.end()
     },
   }

@@ -28,7 +28,11 @@ export interface AppDeps {
   log: Logger
 }
 
-type Request = IncomingMessage & { requestId: string; params?: Record<string, string>; acceptBody?: () => void }
+type Request = IncomingMessage & {
+  requestId: string; params?: Record<string, string>; acceptBody?: () => void
+  /** The declared path the request matched (`/api/v1/projects/:id`), for the request log. */
+  routePattern?: string
+}
 
 const carriesVersion = (path: string) => path === '/api/v1' || path.startsWith('/api/v1/')
 
@@ -77,7 +81,8 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
       if (route.method === 'GET') app.add('HEAD', path, serve)
     }
     // OPTIONS is keyless everywhere.
-    app.add('OPTIONS', path, (_req: IncomingMessage, res: ServerResponse) => {
+    app.add('OPTIONS', path, (req: IncomingMessage, res: ServerResponse) => {
+      (req as Request).routePattern = path
       if (carriesVersion(path)) res.setHeader('x-service-api-version', API_VERSION)
       res.setHeader('allow', allow)
       res.statusCode = 204
@@ -86,6 +91,7 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
   }
 
   async function serveRoute(route: Route, req: Request, res: ServerResponse): Promise<void> {
+    req.routePattern = route.path
     try {
       if (route.kind === 'keyless') {
         const input = await readInput(route, req)
@@ -131,6 +137,7 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
     }
     serving.set(req.socket, { req, res })
     req.requestId = requestIdFor(req.headers['x-request-id'])
+    logRequest(req, res)
     res.setHeader('x-request-id', req.requestId)
     const url = req.url ?? '/'
     const queryAt = url.indexOf('?')
@@ -146,6 +153,22 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
     }
     app.handler(req as never, res as never)
   })
+
+  // One line per request once its answer is sent or its connection is gone: the
+  // route's pattern rather than the URL, so lines group by operation and carry no
+  // identifiers or query strings.
+  function logRequest(req: Request, res: ServerResponse): void {
+    const started = performance.now()
+    res.once('close', () => {
+      const organization = req.headers['x-organization-slug']
+      log.info('request', {
+        method: req.method, route: req.routePattern ?? null, status: res.statusCode,
+        durationMs: Math.round((performance.now() - started) * 10) / 10, requestId: req.requestId,
+        ...(typeof organization === 'string' && organization !== '' ? { organization } : {}),
+        ...(res.writableFinished ? {} : { aborted: true }),
+      })
+    })
+  }
 
   // Refusals of the HTTP parser. A request still arriving at the timeout whose body
   // the application is reading gets the REQUEST_TIMEOUT envelope; one already

@@ -1,14 +1,49 @@
-// `npm start`: migrate, then serve the API with the worker beside it. With no DATABASE_URL an embedded PostgreSQL runs under .data/, and an
-// empty database gets a demo organization whose owner key is printed once.
+// The composition root: the one module that decides what a process runs, and the
+// only one that may import jobs/ and the internal services.
+//
+//   node --import tsx server/main.ts [all|api|worker]
+//     all     (npm start)        the API and the job worker in one process
+//     api     (npm run api)      the API only
+//     worker  (npm run worker)   the job worker only
+//
+// Every mode applies pending migrations first (they run under a lock, so processes
+// starting together take turns). With no DATABASE_URL an embedded PostgreSQL runs
+// under .data/, and an empty database gets a demo organization whose owner key is
+// printed once. SIGTERM or SIGINT stops what was started, newest first.
+import net from 'node:net'
 import { ConfigError, loadConfig, type Config } from './core/config.ts'
 import { resolveDatabase } from './core/db/database.ts'
 import { ownerPool, type Sql } from './core/db/connection.ts'
 import { migrate } from './core/db/migrate.ts'
-import { createLogger } from './core/log.ts'
-import { startService } from './service.ts'
-import { startWorker } from '../jobs/worker.ts'
-import { createKey, seed } from './admin/operations.ts'
+import { createLogger, type Logger } from './core/log.ts'
 import { resolveObjectStore } from './core/storage/resolve.ts'
+import { startService } from './service.ts'
+import { createKey, seed } from './admin/operations.ts'
+import { startWorker } from '../jobs/worker.ts'
+
+const MODES = { all: ['api', 'worker'], api: ['api'], worker: ['worker'] } as const
+type Mode = keyof typeof MODES
+type Part = (typeof MODES)[Mode][number]
+
+/** Running jobs get this long to finish on shutdown before they are released to another worker. */
+const WORKER_GRACE_MS = 5_000
+/** A shutdown that has not finished by then exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 20_000
+
+/** A start-up failure already put into words for the operator. */
+class StartupError extends Error {}
+
+interface Started {
+  name: string
+  stop: () => Promise<void>
+}
+
+const mode = process.argv[2] ?? 'all'
+if (!(mode in MODES)) {
+  process.stderr.write(`unknown mode "${mode}": expected one of ${Object.keys(MODES).join(', ')}\n`)
+  process.exit(1)
+}
+const parts = new Set<Part>(MODES[mode as Mode])
 
 let config: Config
 try {
@@ -22,17 +57,127 @@ try {
 }
 
 const log = createLogger(config.LOG_LEVEL)
-const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }))
-const owner = ownerPool(database.url, 2)
-const report = await migrate(owner, database.url)
-log.info('database migrated', { applied: report.applied.length })
-if (!config.DATABASE_URL) await createDemoOrganization(owner)
+routeProcessWarnings(log)
 
-const objectStore = await resolveObjectStore(config)
-log.info('object store', { store: objectStore.description })
-const worker = await startWorker(database.url, { objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY })
-const service = await startService(config, database.url, { log, objectStore: objectStore.store })
-log.info('listening', { url: config.publicBaseUrl, port: service.port })
+// Started pieces, stopped in reverse order. One started after a shutdown began
+// (a signal during start-up) is stopped at once.
+const started: Started[] = []
+let stopping = false
+const keep = (part: Started) => {
+  if (stopping) void part.stop().catch(() => {})
+  else started.push(part)
+}
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void shutdown(signal, 0))
+
+try {
+  await start()
+} catch (error) {
+  log.error(`start-up failed: ${describeStartupFailure(error)}`)
+  await shutdown('start-up failure', 1)
+}
+
+async function start(): Promise<void> {
+  // Before migrations and the worker: a port held by another process is the most
+  // common start-up failure, and it should not cost a migration to find out.
+  if (parts.has('api')) await ensurePortFree(config.PORT)
+
+  const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }))
+  keep({ name: 'database', stop: database.stop })
+  const owner = ownerPool(database.url, 2)
+  keep({ name: 'owner pool', stop: () => owner.end({ timeout: 5 }) })
+  try {
+    const report = await migrate(owner, database.url)
+    log.info('database migrated', { applied: report.applied.length })
+  } catch (error) {
+    throw unreachable(error, database.url) ?? error
+  }
+  if (!config.DATABASE_URL && parts.has('api')) await createDemoOrganization(owner)
+
+  const objectStore = await resolveObjectStore(config)
+  keep({ name: 'object store', stop: objectStore.stop })
+  log.info('object store', { store: objectStore.description })
+
+  if (parts.has('worker')) {
+    const worker = await startWorker(database.url, { objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, log })
+    keep({ name: 'worker', stop: () => worker.stop({ graceMs: WORKER_GRACE_MS }) })
+    // A worker that stops on its own (its database gone for good) takes the process
+    // with it, so a supervisor restarts it rather than leaving an API without one.
+    worker.promise.then(
+      () => { if (!stopping) { log.error('the worker stopped unexpectedly'); void shutdown('worker stopped', 1) } },
+      (error) => { if (!stopping) { log.error('the worker failed', { error }); void shutdown('worker failed', 1) } },
+    )
+    log.info('worker started', { concurrency: config.WORKER_CONCURRENCY })
+  }
+
+  // Internal services (server/services/<name>/, on INDEXING_PORT and CRAWLER_PORT)
+  // are started here, each as a part of its own that a mode names.
+
+  if (parts.has('api')) {
+    const service = await startService(config, database.url, { log, objectStore: objectStore.store })
+    keep({ name: 'api', stop: service.close })
+    log.info('listening', { url: config.PUBLIC_BASE_URL ?? `http://localhost:${service.port}`, port: service.port })
+  }
+}
+
+async function shutdown(reason: string, code: number): Promise<void> {
+  if (stopping) return
+  stopping = true
+  if (code === 0) log.info('shutting down', { reason })
+  const deadline = setTimeout(() => {
+    log.error('shutdown did not finish in time; exiting')
+    process.exit(1)
+  }, SHUTDOWN_DEADLINE_MS)
+  deadline.unref()
+  for (const part of started.reverse()) {
+    try {
+      await part.stop()
+    } catch (error) {
+      log.warn(`stopping the ${part.name} failed`, { error })
+    }
+  }
+  if (code === 0) log.info('stopped')
+  process.exit(code)
+}
+
+function ensurePortFree(port: number): Promise<void> {
+  if (port === 0) return Promise.resolve()
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      reject(error.code === 'EADDRINUSE' ? new StartupError(`port ${port} is already in use (set PORT to a free port)`)
+        : error.code === 'EACCES' ? new StartupError(`port ${port} may not be opened by this user (set PORT above 1023)`)
+          : error)
+    })
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve()))
+  })
+}
+
+// Connection failures as postgres.js and Node report them: socket errors, and
+// PostgreSQL's own refusals of the login (class 08 connection, 28 authorization,
+// 3D000 no such database, 57P03 starting up).
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '3D000', '57P03'])
+
+function unreachable(error: unknown, url: string): StartupError | null {
+  const code = String((error as { code?: unknown }).code ?? '')
+  if (!CONNECTION_ERRORS.has(code) && !/^(08|28)/.test(code)) return null
+  const where = new URL(url)
+  const database = `${where.hostname}:${where.port || 5432}${where.pathname}`
+  return new StartupError(`cannot use the database at ${database}: ${(error as Error).message} (check DATABASE_URL)`)
+}
+
+function describeStartupFailure(error: unknown): string {
+  if (error instanceof StartupError) return error.message
+  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return `port ${config.PORT} is already in use (set PORT to a free port)`
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Node's process warnings (the AWS SDK's among them) as lines of the JSON log rather than raw text on stderr. */
+function routeProcessWarnings(logger: Logger): void {
+  process.removeAllListeners('warning')
+  process.on('warning', (warning) => {
+    logger.warn(warning.message.replace(/\s*\n\s*/g, ' '), { warning: warning.name })
+  })
+}
 
 async function createDemoOrganization(sql: Sql): Promise<void> {
   const [{ count } = { count: 0 }] = await sql<{ count: number }[]>`select count(*)::int as count from app.organizations`
@@ -55,17 +200,3 @@ async function createDemoOrganization(sql: Sql): Promise<void> {
     '',
   ].join('\n'))
 }
-
-let stopping = false
-async function shutdown(): Promise<void> {
-  if (stopping) return
-  stopping = true
-  await service.close()
-  await worker.stop()
-  await objectStore.stop()
-  await owner.end({ timeout: 5 })
-  await database.stop()
-  process.exit(0)
-}
-process.once('SIGINT', () => void shutdown())
-process.once('SIGTERM', () => void shutdown())

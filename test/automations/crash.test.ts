@@ -39,7 +39,7 @@ t.test('a run survives its worker being killed mid-step', async (t) => {
   })
 
   // A worker in a process of its own, as `npm run worker` runs it.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'worker'], {
     env: { ...process.env, DATABASE_URL: service.db.url, S3_ENDPOINT: 'none', LOG_LEVEL: 'silent' },
     stdio: 'ignore',
   })
