@@ -1,5 +1,5 @@
 // `npm run --silent admin -- <command>`: operator commands. JSON on stdout and
-// nothing else; problems go to stderr with a non-zero exit.
+// nothing else (help aside); problems go to stderr with a non-zero exit.
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import * as v from 'valibot'
@@ -7,19 +7,53 @@ import { loadConfig } from '../core/config.ts'
 import { resolveDatabase } from '../core/db/database.ts'
 import { ownerPool, type Sql } from '../core/db/connection.ts'
 import { migrate } from '../core/db/migrate.ts'
+import { describeDatabaseError, LEVELS, ROLES } from './errors.ts'
 import { addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, revokeKey, seed, seedSchema, setUploadPolicy } from './operations.ts'
 
-const usage = `commands:
-  migrate
-  seed --file F            (F may be - for standard input)
-  org create --slug S --name N
-  org upload-policy --org S [--max-bytes N] [--extensions pdf,txt,...]   (omitted: the service default)
-  user create --email E [--name N] [--password P] [--verified]
-  member add --org S --email E --role owner|admin|developer|editor|member [--disabled]
-  key create --email E --name N [--expires-at EPOCH_MS]
-  key revoke --id KEY_ID
-  project grant --org S --project NAME (--email E | --team T) --level read|edit
-  model add --org S --id M --provider P --context-window N [--max-output-tokens N] [--default]`
+interface Command {
+  usage: string
+  does: string
+}
+
+// One entry per command: the general help lists them, `<command> --help` prints one.
+const commands: Record<string, Command> = {
+  migrate: { usage: 'migrate', does: 'applies pending migrations' },
+  seed: { usage: 'seed --file F', does: 'creates what a seed file describes in one transaction (F may be - for standard input)' },
+  'org create': { usage: 'org create --slug S --name N', does: 'creates an organization' },
+  'org upload-policy': {
+    usage: 'org upload-policy --org S [--max-bytes N] [--extensions pdf,txt,...]',
+    does: 'narrows uploads for an organization; an omitted option restores the service default',
+  },
+  'user create': { usage: 'user create --email E [--name N] [--password P] [--verified]', does: 'creates a user' },
+  'member add': {
+    usage: `member add --org S --email E --role ${ROLES.join('|')} [--disabled]`,
+    does: 'adds a user to an organization, or changes the role of a member',
+  },
+  'key create': { usage: 'key create --email E --name N [--expires-at EPOCH_MS]', does: 'creates an API key and prints it once' },
+  'key revoke': { usage: 'key revoke --id KEY_ID', does: 'revokes an API key' },
+  'project grant': {
+    usage: `project grant --org S --project NAME (--email E | --team T) --level ${LEVELS.join('|')}`,
+    does: 'gives a user or a team access to a project, replacing an earlier grant',
+  },
+  'model add': {
+    usage: 'model add --org S --id M --provider P --context-window N [--max-output-tokens N] [--default]',
+    does: 'adds a model to an organization\'s catalog',
+  },
+}
+
+const usage = `usage: npm run --silent admin -- <command> [options]
+
+Prints JSON on standard output; problems go to standard error with exit status 1
+(2 for a malformed command). The database is DATABASE_URL, or the embedded one
+under .data/ (found even when npm start runs it on another port).
+
+commands:
+${Object.values(commands).map((c) => `  ${c.usage}\n      ${c.does}`).join('\n')}
+
+  help [COMMAND], COMMAND --help
+      prints this, or one command's usage`
+
+const commandUsage = (name: string) => `usage: npm run --silent admin -- ${commands[name]!.usage}\n\n${commands[name]!.does}`
 
 const options = {
   file: { type: 'string' }, slug: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' },
@@ -27,7 +61,7 @@ const options = {
   disabled: { type: 'boolean' }, 'expires-at': { type: 'string' }, id: { type: 'string' }, project: { type: 'string' },
   team: { type: 'string' }, level: { type: 'string' }, provider: { type: 'string' },
   'context-window': { type: 'string' }, 'max-output-tokens': { type: 'string' }, default: { type: 'boolean' },
-  'max-bytes': { type: 'string' }, extensions: { type: 'string' },
+  'max-bytes': { type: 'string' }, extensions: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const
 
 class UsageError extends Error {}
@@ -36,6 +70,12 @@ function required(values: Record<string, unknown>, name: string): string {
   const value = values[name]
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
   return value
+}
+
+function oneOf<T extends string>(values: Record<string, unknown>, name: string, allowed: readonly T[]): T {
+  const value = required(values, name)
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${name} must be one of ${allowed.join(', ')}`)
+  return value as T
 }
 
 function integer(value: string | undefined, name: string): number | null {
@@ -79,7 +119,7 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
       return { id: await createUser(sql, { email: required(values, 'email'), name: values.name as string | undefined,
         password: values.password as string | undefined, emailVerified: values.verified === true }) }
     case 'member add':
-      await addMember(sql, required(values, 'org'), required(values, 'email'), required(values, 'role'), values.disabled === true)
+      await addMember(sql, required(values, 'org'), required(values, 'email'), oneOf(values, 'role', ROLES), values.disabled === true)
       return { ok: true }
     case 'key create': {
       const expires = integer(values['expires-at'] as string | undefined, 'expires-at')
@@ -91,7 +131,7 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
     case 'project grant': {
       if (!values.email === !values.team) throw new UsageError('give exactly one of --email and --team')
       await grantProjectAccess(sql, required(values, 'org'), required(values, 'project'),
-        { email: values.email as string | undefined, team: values.team as string | undefined }, required(values, 'level'))
+        { email: values.email as string | undefined, team: values.team as string | undefined }, oneOf(values, 'level', LEVELS))
       return { ok: true }
     }
     case 'model add':
@@ -103,8 +143,20 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
       })
       return { ok: true }
     default:
-      throw new UsageError(`unknown command "${command}"\n${usage}`)
+      throw new UsageError(`unknown command "${command}"; \`admin help\` lists the commands`)
   }
+}
+
+/** The help asked for, or null when the words are a command to run. */
+function helpFor(words: string[], asked: boolean): string | null {
+  if (words.length === 0) return usage
+  if (words[0] === 'help') {
+    const name = words.slice(1).join(' ')
+    return name === '' || !commands[name] ? usage : commandUsage(name)
+  }
+  if (!asked) return null
+  const name = words.join(' ')
+  return commands[name] ? commandUsage(name) : usage
 }
 
 async function main(): Promise<number> {
@@ -112,10 +164,25 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs({ args: process.argv.slice(2), options, allowPositionals: true, strict: true })
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n${usage}\n`)
+    process.stderr.write(`${(error as Error).message}\n\`admin help\` lists the commands and their options\n`)
     return 2
   }
-  const config = loadConfig()
+  const help = helpFor(parsed.positionals, parsed.values.help === true)
+  if (help !== null) {
+    process.stdout.write(`${help}\n`)
+    return 0
+  }
+  if (!commands[parsed.positionals.join(' ')]) {
+    process.stderr.write(`unknown command "${parsed.positionals.join(' ')}"; \`admin help\` lists the commands\n`)
+    return 2
+  }
+  let config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`)
+    return 1
+  }
   const database = await resolveDatabase(config)
   const sql = ownerPool(database.url, 1)
   try {
@@ -123,8 +190,12 @@ async function main(): Promise<number> {
     process.stdout.write(JSON.stringify(result, null, 2) + '\n')
     return 0
   } catch (error) {
-    process.stderr.write(`${error instanceof UsageError ? '' : 'error: '}${(error as Error).message}\n`)
-    return error instanceof UsageError ? 2 : 1
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n`)
+      return 2
+    }
+    process.stderr.write(`error: ${describeDatabaseError(error) ?? (error as Error).message}\n`)
+    return 1
   } finally {
     await sql.end({ timeout: 5 })
     await database.stop()

@@ -99,3 +99,70 @@ t.test('single operator commands', async (t) => {
   await t.rejects(admin(db.url, ['member', 'add', '--org', 'acme']), 'a missing option is refused')
   await t.rejects(admin(db.url, ['frobnicate']), 'an unknown command is refused')
 })
+
+t.test('help: --help, help, no command, and one command\'s --help print usage on stdout', async (t) => {
+  // No database is needed to ask for help.
+  const url = 'postgres://nobody@127.0.0.1:1/none'
+  for (const args of [['--help'], ['-h'], ['help'], []]) {
+    const { stdout } = await admin(url, args)
+    t.match(stdout, /^usage: npm run --silent admin -- <command>/, `${args.join(' ') || '(nothing)'} prints the usage`)
+    for (const command of ['migrate', 'seed', 'org create', 'org upload-policy', 'user create', 'member add', 'key create', 'key revoke', 'project grant', 'model add']) {
+      t.ok(stdout.includes(`\n  ${command}`), `it lists ${command}`)
+    }
+  }
+  for (const args of [['member', 'add', '--help'], ['help', 'member', 'add']]) {
+    const { stdout } = await admin(url, args)
+    t.match(stdout, /^usage: npm run --silent admin -- member add --org S --email E --role owner\|admin\|developer\|editor\|member/, args.join(' '))
+  }
+  const unknown = await admin(url, ['frobnicate']).catch((error) => error)
+  t.equal(unknown.code, 2, 'an unknown command is a usage error')
+  t.match(unknown.stderr, /unknown command "frobnicate"/)
+})
+
+t.test('an invalid role is refused in words, before the database is asked', async (t) => {
+  const db = await freshDatabase()
+  t.teardown(() => db.drop())
+  await admin(db.url, ['org', 'create', '--slug', 'acme', '--name', 'Acme'])
+  await admin(db.url, ['user', 'create', '--email', 'eve@acme.test'])
+  const refused = await admin(db.url, ['member', 'add', '--org', 'acme', '--email', 'eve@acme.test', '--role', 'boss']).catch((error) => error)
+  t.equal(refused.code, 2)
+  t.equal(refused.stderr, 'role must be one of owner, admin, developer, editor, member\n')
+  const level = await admin(db.url, ['project', 'grant', '--org', 'acme', '--project', 'X', '--email', 'eve@acme.test', '--level', 'write']).catch((error) => error)
+  t.equal(level.stderr, 'level must be one of read, edit\n')
+})
+
+t.test('database refusals never show a constraint or index name', async (t) => {
+  const db = await freshDatabase()
+  t.teardown(() => db.drop())
+  const names = (await db.owner<{ name: string }[]>`
+    select conname as name from pg_constraint where connamespace = 'app'::regnamespace
+    union select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid where c.relnamespace = 'app'::regnamespace`)
+    .map((row) => row.name)
+  t.ok(names.includes('memberships_role_check') && names.includes('organizations_slug_key'), 'the catalog was read')
+  const refusal = async (args: string[], expected: string) => {
+    const failed = await admin(db.url, args).catch((error) => error)
+    t.equal(failed.code, 1, `${args.slice(0, 2).join(' ')} fails`)
+    t.equal(failed.stderr, `error: ${expected}\n`)
+    t.same(names.filter((name) => failed.stderr.includes(name)), [], 'no constraint or index is named')
+  }
+  await admin(db.url, ['org', 'create', '--slug', 'acme', '--name', 'Acme'])
+  await refusal(['org', 'create', '--slug', 'ACME', '--name', 'Again'], 'an organization with this slug already exists')
+  await refusal(['org', 'create', '--slug', 'no spaces', '--name', 'Bad'], 'slug must be 1 to 64 lowercase letters, digits and inner hyphens')
+  await refusal(['org', 'create', '--slug', 'blank', '--name', ' '], 'name must not be empty')
+  await admin(db.url, ['user', 'create', '--email', 'eve@acme.test'])
+  await refusal(['user', 'create', '--email', 'EVE@acme.test'], 'a user with this email already exists')
+  await refusal(['user', 'create', '--email', 'no-at-sign'], 'email must be an email address')
+  await refusal(['member', 'add', '--org', 'nowhere', '--email', 'eve@acme.test', '--role', 'member'], 'no organization with slug nowhere')
+  await refusal(['model', 'add', '--org', 'acme', '--id', 'm', '--provider', 'local', '--context-window', '0'], 'context-window must be positive')
+})
+
+t.test('a role refused by the database itself reads as the rule', async (t) => {
+  const db = await freshDatabase()
+  t.teardown(() => db.drop())
+  const { describeDatabaseError } = await import('../../server/admin/errors.ts')
+  const { addMember, createOrganization, createUser } = await import('../../server/admin/operations.ts')
+  await createOrganization(db.owner, 'acme', 'Acme')
+  await createUser(db.owner, { email: 'eve@acme.test' })
+  const error = await addMember(db.owner, 'acme', 'eve@acme.test', 'boss').catch((e) => e)
+  t.equal(describeDatabaseError(error), 'role must be one of owner, admin, developer, editor, member')
+})
