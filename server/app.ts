@@ -43,7 +43,7 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
   // Paths and their verbs, so that any other verb on a known path answers 405.
   const byPath = new Map<string, Route[]>()
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route])
-  const known: { pattern: RegExp; allow: string }[] = []
+  const known: { pattern: RegExp; allow: string; path: string }[] = []
 
   const app = polka({
     onNoMatch: async (req: IncomingMessage, res: ServerResponse) => {
@@ -52,6 +52,7 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
       if (carriesVersion(path)) res.setHeader('x-service-api-version', API_VERSION)
       const match = known.find((k) => k.pattern.test(path))
       if (match) {
+        (req as Request).routePattern = match.path
         writeError(res, new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, {}, { allow: match.allow }), requestId)
         return
       }
@@ -73,7 +74,7 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
     if (allowed.has('GET')) allowed.add('HEAD')
     allowed.add('OPTIONS')
     const allow = ALL_METHODS.filter((m) => allowed.has(m)).join(', ')
-    known.push({ pattern: new RegExp(`^${path.replace(/:[A-Za-z_]+/g, '[^/]+')}$`), allow })
+    known.push({ pattern: new RegExp(`^${path.replace(/:[A-Za-z_]+/g, '[^/]+')}$`), allow, path })
 
     for (const route of declared) {
       const serve = (req: IncomingMessage, res: ServerResponse) => serveRoute(route, req as Request, res)

@@ -30,6 +30,11 @@ const WORKER_GRACE_MS = 5_000
 /** A shutdown that has not finished by then exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 20_000
 
+// Connection failures as postgres.js and Node report them: socket errors, and
+// PostgreSQL's own refusals of the login (class 08 connection, 28 authorization,
+// 3D000 no such database, 57P03 starting up).
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '3D000', '57P03'])
+
 /** A start-up failure already put into words for the operator. */
 class StartupError extends Error {}
 
@@ -151,11 +156,6 @@ function ensurePortFree(port: number): Promise<void> {
     probe.listen(port, '0.0.0.0', () => probe.close(() => resolve()))
   })
 }
-
-// Connection failures as postgres.js and Node report them: socket errors, and
-// PostgreSQL's own refusals of the login (class 08 connection, 28 authorization,
-// 3D000 no such database, 57P03 starting up).
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '3D000', '57P03'])
 
 function unreachable(error: unknown, url: string): StartupError | null {
   const code = String((error as { code?: unknown }).code ?? '')
