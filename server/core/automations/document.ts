@@ -1,6 +1,8 @@
-// The automation document format of DESIGN.md "Automation documents": its shape,
-// and the validation that reports every problem with a JSON path.
+// The automation document format: its shape (as valibot and as JSON Schema, for
+// agents that author documents), and the validation that reports every problem with
+// a JSON path in one pass.
 import * as v from 'valibot'
+import { toJsonSchema, type JsonSchema } from '@valibot/to-json-schema'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { ExpressionError, NAMESPACES, rootNames, templateExpressions } from './expressions.ts'
 
@@ -25,48 +27,85 @@ export const FAILURE_CODES = [
 ] as const
 export type FailureCode = typeof FAILURE_CODES[number]
 
+/** What each step type's config holds: described in the JSON Schema, checked by configRules below. */
+export const STEP_CONFIG: Record<StepType, string> = {
+  set: '{values: {name: value or template}}; outputs the rendered values',
+  condition: '{expression: a JSONata expression giving true or false}',
+  llm: '{model: a model id of the organization\'s catalog, providerSlug?, system?: template, prompt: template, '
+    + 'outputFormat?: "text" | "json", outputSchema?: a JSON Schema the JSON output must match}',
+  http: '{url: template, method?: GET | POST | PUT | PATCH | DELETE | HEAD, headers?: {name: template}, body?, timeoutMs?: 100 to 120000}',
+  action: `{action: ${ACTIONS.join(' | ')}, params?: {name: template}}`,
+  approval: '{title: template}; parks the run until someone approves or rejects',
+  ask: '{question: template, fields: [{name, type?: "string" | "number" | "boolean", required?: boolean}]}; parks the run until someone answers',
+  agent: '{agent: a project agent\'s slug, prompt: template}; parks the run until the agent reports back',
+  repeat: '{items: an expression giving a list, or until: an expression; delayMs?: 0 to 86400000 between iterations, '
+    + 'maxIterations?: 1 to 10000}; the loop port runs once per iteration, done when finished',
+  output: '{mapping: {name: value or template}}; becomes the run\'s output',
+}
+
+const nameRule = v.check((s: string) => !s.includes('__') && !s.includes('_/'), 'must not contain "__" or "_/" (URLs write "/" as "__")')
 const name = v.pipe(v.string(), v.maxLength(200),
   v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/, 'must be a path of letters, digits, ".", "_" and "-" separated by "/"'),
-  v.check((s) => !s.includes('__') && !s.includes('_/'), 'must not contain "__" or "_/" (URLs write "/" as "__")'))
+  nameRule,
+  v.description('The automation\'s name: segments of letters, digits, ".", "_" and "-" separated by "/", without "__" or "_/"'))
 const slug = v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must start with a letter and hold letters, digits, "_" or "-" (at most 64)'))
 const record = v.record(v.string(), v.unknown())
 
-const step = v.strictObject({
-  slug,
-  type: v.picklist(STEP_TYPES, `must be one of ${STEP_TYPES.join(', ')}`),
+const stepTypeHelp = STEP_TYPES.map((type) => `${type}: ports ${PORTS[type].join('/')}; config ${STEP_CONFIG[type]}`).join('\n')
+
+const step = v.pipe(v.strictObject({
+  slug: v.pipe(slug, v.description('Unique within the document; links and templates (steps.<slug>.output) name the step by it')),
+  type: v.pipe(v.picklist(STEP_TYPES, `must be one of ${STEP_TYPES.join(', ')}`), v.description(`The step type:\n${stepTypeHelp}`)),
   name: v.optional(v.string()),
-  config: v.optional(record, {}),
-  mock: v.optional(v.unknown()),
-  next: v.optional(v.record(v.string(), v.string()), {}),
-})
+  config: v.optional(v.pipe(record, v.description('What the step does; its keys depend on the type (see type). '
+    + 'Strings may hold {{ expr }} templates over input, config, steps.<slug>.output, loop, secrets, run and now')), {}),
+  mock: v.optional(v.pipe(v.unknown(), v.description('The output of a side-effecting step (llm, http, action, agent) in mock runs'))),
+  next: v.optional(v.pipe(v.record(v.string(), v.string()),
+    v.description('Maps each port the step emits to the slug of the step that follows; a port without an entry ends the run')), {}),
+}), v.description('A step; the first step runs first'))
 
 const test = v.strictObject({
   name: v.pipe(v.string(), v.minLength(1)),
-  input: v.optional(v.unknown(), {}),
-  mocks: v.optional(record, {}),
-  answers: v.optional(record, {}),
+  input: v.optional(v.pipe(v.unknown(), v.description('The run\'s input')), {}),
+  mocks: v.optional(v.pipe(record, v.description('Outputs by step slug, replacing those steps\' own mock')), {}),
+  answers: v.optional(v.pipe(record, v.description('By slug of an approval step ("approved" or "rejected") or an ask step (the answer object)')), {}),
   expect: v.optional(v.strictObject({
     status: v.optional(v.picklist(['completed', 'failed', 'waiting', 'cancelled'])),
     output: v.optional(v.unknown()),
-    failureCode: v.optional(v.string()),
+    failureCode: v.optional(v.pipe(v.string(), v.description(`One of ${FAILURE_CODES.join(', ')}`))),
   }), {}),
 })
 
-export const documentSchema = v.strictObject({
+export const documentSchema = v.pipe(v.strictObject({
   name,
   description: v.optional(v.pipe(v.string(), v.maxLength(2000)), ''),
-  inputs: v.optional(record),
+  inputs: v.optional(v.pipe(record, v.description('A JSON Schema every run\'s input must match'))),
   config: v.optional(v.strictObject({
     timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1000), v.maxValue(7 * 24 * 3_600_000))),
     retry: v.optional(v.strictObject({
       maxRetries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10)), 0),
       backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000)), 1000),
     })),
-    variables: v.optional(record),
+    variables: v.optional(v.pipe(record, v.description('Values templates read as config.<name>'))),
   }), {}),
   steps: v.pipe(v.array(step), v.minLength(1, 'a document has at least one step'), v.maxLength(200)),
-  tests: v.optional(v.array(test), []),
-})
+  tests: v.optional(v.pipe(v.array(test), v.description('Run by automation_test in mock mode')), []),
+}), v.title('Automation document'))
+
+let jsonSchema: JsonSchema | undefined
+/**
+ * The document format as JSON Schema (2020-12), converted from documentSchema. What
+ * it cannot say (a step config's keys by type, links, reachability, templates) is
+ * described in it and checked by validateDocument.
+ */
+export function documentJsonSchema(): JsonSchema {
+  jsonSchema ??= toJsonSchema(documentSchema, {
+    target: 'draft-2020-12',
+    overrideAction: ({ valibotAction, jsonSchema: converted }) =>
+      valibotAction === nameRule ? { ...converted, not: { pattern: '__|_/' } } : undefined,
+  })
+  return jsonSchema
+}
 
 export type AutomationDocument = v.InferOutput<typeof documentSchema>
 export type Step = AutomationDocument['steps'][number]
@@ -176,31 +215,79 @@ function expressionProblems(expression: string, path: string): Problem[] {
 
 export type Validated = { ok: true; document: AutomationDocument } | { ok: false; problems: Problem[] }
 
-/** Every problem of a document, each with its JSON path. */
-export function validateDocument(input: unknown): Validated {
-  const parsed = v.safeParse(documentSchema, input)
-  if (!parsed.success) {
-    return { ok: false, problems: parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message })) }
+/**
+ * How deeply a document's arrays and objects may nest (the document itself is level
+ * 1). Checked first and without recursion, since the checks after it recurse. Over
+ * MCP a document sits three levels down a JSON-RPC message whose body may nest 64
+ * levels (MAX_BODY_DEPTH of the HTTP transport), so this is the limit an author meets.
+ */
+export const MAX_DOCUMENT_DEPTH = 48
+
+function nestingProblem(root: unknown): Problem | null {
+  const pending: [unknown, string, number][] = [[root, '', 0]]
+  while (pending.length > 0) {
+    const [value, path, depth] = pending.pop()!
+    if (value === null || typeof value !== 'object') continue
+    if (depth === MAX_DOCUMENT_DEPTH) return { path, message: `nests arrays and objects deeper than ${MAX_DOCUMENT_DEPTH} levels` }
+    for (const [key, item] of Object.entries(value)) pending.push([item, path === '' ? key : `${path}.${key}`, depth + 1])
   }
-  const document = parsed.output
+  return null
+}
+
+const recordOf = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {})
+
+/**
+ * Every problem of a document, each with its JSON path, in one pass: the shape's
+ * problems, and beside them whatever the rest of the document still lets the graph
+ * checks find (links, ports, reachability, configs, templates, tests), so an
+ * unknown step type does not hide a broken link.
+ */
+export function validateDocument(input: unknown): Validated {
+  const tooDeep = nestingProblem(input)
+  if (tooDeep) return { ok: false, problems: [tooDeep] }
+  const parsed = v.safeParse(documentSchema, input)
+  const problems: Problem[] = parsed.success ? [] : parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message }))
+  problems.push(...graphProblems(parsed.success ? parsed.output : input))
+  if (problems.length === 0 && parsed.success) return { ok: true, document: parsed.output }
+  // The shape check and the graph checks may both see one fault.
+  const unique = new Map(problems.map((p) => [`${p.path}\n${p.message}`, p]))
+  return { ok: false, problems: [...unique.values()] }
+}
+
+// The checks beyond the shape, over a document that may not have it: a part of the
+// wrong shape is skipped here (the shape check reports it).
+function graphProblems(input: unknown): Problem[] {
+  const document = recordOf(input)
+  const steps = (Array.isArray(document.steps) ? document.steps : []).map((raw) => {
+    const s = recordOf(raw)
+    return {
+      slug: typeof s.slug === 'string' ? s.slug : undefined,
+      type: (STEP_TYPES as readonly unknown[]).includes(s.type) ? s.type as StepType : undefined,
+      config: s.config === undefined ? {} : isRecord(s.config) ? s.config : undefined,
+      next: Object.entries(recordOf(s.next)).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    }
+  })
   const problems: Problem[] = []
   const slugs = new Map<string, number>()
-  document.steps.forEach((s, i) => {
+  steps.forEach((s, i) => {
+    if (s.slug === undefined) return
     if (slugs.has(s.slug)) problems.push({ path: `steps.${i}.slug`, message: `"${s.slug}" is already the slug of steps.${slugs.get(s.slug)}` })
     else slugs.set(s.slug, i)
   })
-  if (document.inputs !== undefined) problems.push(...schemaIssue('inputs', document.inputs))
+  if (isRecord(document.inputs)) problems.push(...schemaIssue('inputs', document.inputs))
 
-  document.steps.forEach((s, i) => {
+  steps.forEach((s, i) => {
     const at = `steps.${i}`
-    for (const problem of configRules[s.type]?.(s.config ?? {}) ?? []) problems.push({ path: `${at}.config.${problem.path}`, message: problem.message })
-    for (const [port, target] of Object.entries(s.next ?? {})) {
-      if (!PORTS[s.type].includes(port)) {
+    if (s.type && s.config) {
+      for (const problem of configRules[s.type]?.(s.config) ?? []) problems.push({ path: `${at}.config.${problem.path}`, message: problem.message })
+    }
+    for (const [port, target] of s.next) {
+      if (s.type && !PORTS[s.type].includes(port)) {
         problems.push({ path: `${at}.next.${port}`, message: `unknown port "${port}" for a ${s.type} step (ports: ${PORTS[s.type].join(', ')})` })
       }
       if (!slugs.has(target)) problems.push({ path: `${at}.next.${port}`, message: `links to "${target}", which is no step's slug` })
     }
-    const expressionKeys = EXPRESSION_KEYS[s.type] ?? []
+    const expressionKeys = s.type ? EXPRESSION_KEYS[s.type] ?? [] : []
     for (const [key, value] of Object.entries(s.config ?? {})) {
       if (expressionKeys.includes(key) && typeof value === 'string') problems.push(...expressionProblems(value, `${at}.config.${key}`))
       else for (const expression of templateExpressions(value)) problems.push(...expressionProblems(expression, `${at}.config.${key}`))
@@ -208,26 +295,31 @@ export function validateDocument(input: unknown): Validated {
   })
 
   // Reachability from the first step along every port.
-  const reached = new Set<string>()
-  const queue = [document.steps[0]!.slug]
-  while (queue.length > 0) {
-    const current = queue.shift()!
-    if (reached.has(current) || !slugs.has(current)) continue
-    reached.add(current)
-    queue.push(...Object.values(document.steps[slugs.get(current)!]!.next ?? {}))
+  const first = steps[0]?.slug
+  if (first !== undefined) {
+    const reached = new Set<string>()
+    const queue = [first]
+    while (queue.length > 0) {
+      const current = queue.shift()!
+      if (reached.has(current) || !slugs.has(current)) continue
+      reached.add(current)
+      queue.push(...steps[slugs.get(current)!]!.next.map(([, target]) => target))
+    }
+    steps.forEach((s, i) => {
+      if (s.slug !== undefined && !reached.has(s.slug)) problems.push({ path: `steps.${i}`, message: `step "${s.slug}" is unreachable from the first step` })
+    })
   }
-  document.steps.forEach((s, i) => {
-    if (!reached.has(s.slug)) problems.push({ path: `steps.${i}`, message: `step "${s.slug}" is unreachable from the first step` })
-  })
 
-  document.tests?.forEach((t, i) => {
+  const tests = Array.isArray(document.tests) ? document.tests : []
+  tests.forEach((raw, i) => {
+    const t = recordOf(raw)
     for (const [key, kind] of [['mocks', 'mock'], ['answers', 'answer']] as const) {
-      for (const named of Object.keys(t[key] ?? {})) {
+      for (const named of Object.keys(recordOf(t[key]))) {
         if (!slugs.has(named)) problems.push({ path: `tests.${i}.${key}.${named}`, message: `names "${named}", which is no step's slug (a ${kind} for a missing step)` })
       }
     }
   })
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, document }
+  return problems
 }
 
 /** Problems of a value against a JSON Schema, with paths relative to prefix. */

@@ -29,14 +29,39 @@ interface Node {
   [key: string]: unknown
 }
 
+/**
+ * How deeply an expression's brackets may nest. JSONata parses recursively, so a
+ * deeper expression would exhaust the stack; it is refused before parsing.
+ */
+export const MAX_EXPRESSION_DEPTH = 64
+
+function bracketDepth(expression: string): number {
+  let depth = 0
+  let deepest = 0
+  for (const char of expression) {
+    if (char === '(' || char === '[' || char === '{') deepest = Math.max(deepest, ++depth)
+    else if (char === ')' || char === ']' || char === '}') depth = Math.max(0, depth - 1)
+  }
+  return deepest
+}
+
+// An expression as messages quote it: long ones are cut.
+const quoted = (expression: string) => {
+  const text = expression.trim()
+  return `"${text.length > 120 ? `${text.slice(0, 120)}…` : text}"`
+}
+
 const compiled = new Map<string, ReturnType<typeof jsonata>>()
 function compile(expression: string): ReturnType<typeof jsonata> {
   let found = compiled.get(expression)
   if (!found) {
+    if (bracketDepth(expression) > MAX_EXPRESSION_DEPTH) {
+      throw new ExpressionError(`cannot parse ${quoted(expression)}: brackets nest deeper than ${MAX_EXPRESSION_DEPTH} levels`)
+    }
     try {
       found = jsonata(expression, LIMITS)
     } catch (error) {
-      throw new ExpressionError(`cannot parse "${expression.trim()}": ${(error as Error).message}`)
+      throw new ExpressionError(`cannot parse ${quoted(expression)}: ${(error as Error).message}`)
     }
     if (compiled.size > 5000) compiled.clear()
     compiled.set(expression, found)
@@ -82,9 +107,9 @@ export async function evaluate(expression: string, context: Record<string, unkno
   try {
     result = await compile(expression).evaluate(context)
   } catch (error) {
-    throw new ExpressionError(`"${expression.trim()}" failed: ${(error as Error).message}`)
+    throw new ExpressionError(`${quoted(expression)} failed: ${(error as Error).message}`)
   }
-  if (result === undefined) throw new ExpressionError(`"${expression.trim()}" does not resolve to a value`)
+  if (result === undefined) throw new ExpressionError(`${quoted(expression)} does not resolve to a value`)
   return plain(result)
 }
 
