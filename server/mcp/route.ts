@@ -1,18 +1,70 @@
 // POST /api/v1/mcp: the Model Context Protocol over Streamable HTTP (JSON-RPC 2.0),
 // with the official SDK, stateless: each request gets a server of its own, bound to
-// the caller the request authenticated as. Tool refusals are JSON-RPC errors; the
-// HTTP status stays 200.
+// the caller the request authenticated as. It serves the authoring tools and, as
+// resources, the document format. Refusals are JSON-RPC errors (the HTTP status stays
+// 200); a request without a valid key is a 401 with a Bearer challenge.
 import * as v from 'valibot'
 import type { IncomingMessage } from 'node:http'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { Route } from '../routes/route.ts'
 import { issuesOf } from '../transport/validation.ts'
+import type { Issue } from '../transport/errors.ts'
 import { Refusal, toolList, tools } from './tools.ts'
+import { resources } from './resources.ts'
 
 /** JSON-RPC error code of a domain refusal; data carries the service's code and status. */
 export const REFUSED = -32001
+/** JSON-RPC error code of an unknown resource, as the MCP specification names it. */
+export const RESOURCE_NOT_FOUND = -32002
+
+/**
+ * A JSON-RPC error as the SDK sends it (code, message, data). Not the SDK's McpError,
+ * whose message already reads "MCP error <code>: ..." and which a client prefixes
+ * once more.
+ */
+export class RpcError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: Record<string, unknown>) {
+    super(message)
+  }
+}
+
+function invalidParams(what: string, issues: Issue[]): RpcError {
+  const described = issues.map((issue) => (issue.path && !issue.message.startsWith('unknown key') ? `${issue.path}: ${issue.message}` : issue.message))
+  return new RpcError(ErrorCode.InvalidParams, `${what}: ${described.join('; ')}.`, { issues })
+}
+
+function checkParams<S extends v.GenericSchema>(schema: S, params: unknown, what: string): v.InferOutput<S> {
+  const parsed = v.safeParse(schema, params ?? {})
+  if (!parsed.success) throw invalidParams(what, issuesOf(parsed.issues))
+  return parsed.output
+}
+
+// Not v.record, which takes an array for an empty object.
+const namedArguments = v.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object of named arguments')
+const callParams = v.looseObject({ name: v.string('must name a tool'), arguments: v.optional(namedArguments) })
+const readParams = v.looseObject({ uri: v.string('must be a resource URI') })
+const listParams = v.looseObject({ cursor: v.optional(v.string('must be a cursor string')) })
+
+type Method = typeof CallToolRequestSchema | typeof ListToolsRequestSchema | typeof ListResourcesRequestSchema | typeof ReadResourceRequestSchema
+
+/**
+ * Registers a method whose params this module checks itself. The SDK's checks would
+ * answer a malformed params object with -32603 (internal error) and its raw issue
+ * list; here only the method is matched, and the handler's own check answers -32602
+ * with a readable message. Protocol's registration is used because Server's own
+ * wraps tools/call in the same check.
+ */
+function handle(server: Server, method: Method, run: (params: unknown) => Promise<Record<string, unknown>>): void {
+  const matchMethod = method.pick({ method: true }).loose()
+  const register = Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: (request: { params?: unknown }) => Promise<unknown>) => void
+  register.call(server, matchMethod, (request) => run(request.params))
+}
 
 // The SDK's transport reads the raw header list, so both forms are replaced.
 function overrideHeader(req: IncomingMessage, name: string, value: string): void {
@@ -24,32 +76,43 @@ function overrideHeader(req: IncomingMessage, name: string, value: string): void
 
 export function mcpRoutes(version: string): Route[] {
   return [{
-    kind: 'handler', method: 'POST', path: '/api/v1/mcp', tag: 'MCP', operation: 'me',
+    kind: 'handler', method: 'POST', path: '/api/v1/mcp', tag: 'MCP', operation: 'me', challenge: 'Bearer',
     summary: 'Model Context Protocol (JSON-RPC 2.0 over Streamable HTTP): automation authoring tools',
     body: v.union([v.record(v.string(), v.unknown()), v.array(v.unknown())], 'must be a JSON-RPC message or batch'),
     handle: async (req, res, input, caller, call) => {
       const developer = Boolean((caller as { capabilities?: { developer?: boolean } } | null)?.capabilities?.developer)
-      const server = new Server({ name: 'tale', version }, { capabilities: { tools: {} } })
-      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }))
-      server.setRequestHandler(CallToolRequestSchema, async (request) => {
-        const found = tools.find((t) => t.name === request.params.name)
-        if (!found) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}".`)
+      const server = new Server({ name: 'tale', version }, { capabilities: { tools: {}, resources: {} } })
+      handle(server, ListToolsRequestSchema, async (params) => {
+        checkParams(listParams, params, 'Invalid tools/list request')
+        return { tools: toolList }
+      })
+      handle(server, CallToolRequestSchema, async (params) => {
+        const request = checkParams(callParams, params, 'Invalid tools/call request')
+        const found = tools.find((t) => t.name === request.name)
+        if (!found) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool "${request.name}"; tools/list names the tools.`)
         if (found.privileged && !developer) {
-          throw new McpError(REFUSED, `${found.name} needs the developer capability.`, { code: 'ROLE_FORBIDDEN', status: 403 })
+          throw new RpcError(REFUSED, `${found.name} needs the developer capability.`, { code: 'ROLE_FORBIDDEN', status: 403 })
         }
-        const parsed = v.safeParse(found.args, request.params.arguments ?? {})
-        if (!parsed.success) {
-          throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${found.name}.`, { issues: issuesOf(parsed.issues) })
-        }
+        const args = checkParams(found.args, request.arguments, `Invalid arguments for ${found.name}`)
         try {
-          const { result, isError } = await found.run(parsed.output, { call, developer })
+          const { result, isError } = await found.run(args, { call, developer })
           return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result, ...(isError ? { isError } : {}) }
         } catch (error) {
           if (error instanceof Refusal) {
-            throw new McpError(REFUSED, error.message, { code: error.code, status: error.status, data: error.data })
+            throw new RpcError(REFUSED, error.message, { code: error.code, status: error.status, data: error.data })
           }
           throw error
         }
+      })
+      handle(server, ListResourcesRequestSchema, async (params) => {
+        checkParams(listParams, params, 'Invalid resources/list request')
+        return { resources: resources.map(({ text: _text, ...listed }) => listed) }
+      })
+      handle(server, ReadResourceRequestSchema, async (params) => {
+        const { uri } = checkParams(readParams, params, 'Invalid resources/read request')
+        const found = resources.find((r) => r.uri === uri)
+        if (!found) throw new RpcError(RESOURCE_NOT_FOUND, `No resource "${uri}"; resources/list names the resources.`, { uri })
+        return { contents: [{ uri, mimeType: found.mimeType, text: found.text() }] }
       })
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
       res.on('close', () => {

@@ -4,7 +4,7 @@
 import * as v from 'valibot'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type { CallAs } from '../routes/route.ts'
-import { validateDocument, type AutomationDocument } from '../core/automations/document.ts'
+import { documentJsonSchema, validateDocument, type AutomationDocument } from '../core/automations/document.ts'
 import { runTest } from '../core/engine/test-runner.ts'
 
 /** A refusal from SQL, answered as a JSON-RPC error. */
@@ -41,6 +41,10 @@ async function sql(context: ToolContext, operation: string, args: Record<string,
   return outcome.body === null ? {} : JSON.parse(outcome.body) as Record<string, unknown>
 }
 
+// Any value: an invalid document is a result listing its problems, not invalid
+// params. tools/list describes it with the document's JSON Schema.
+const documentArgument = v.unknown()
+
 const automationName = v.pipe(v.string(), v.minLength(1), v.maxLength(200))
 const versionRef = v.optional(v.union([v.picklist(['latest', 'deployed']), v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2 ** 31 - 1))]))
 
@@ -70,7 +74,7 @@ export const tools: Tool<v.GenericSchema>[] = [
   tool({
     name: 'automation_validate', privileged: false,
     description: 'Validate an automation document; every problem is reported with its JSON path.',
-    args: v.strictObject({ document: v.unknown() }),
+    args: v.strictObject({ document: documentArgument }),
     run: async (args) => {
       const checked = validateDocument(args.document)
       return checked.ok ? { result: { valid: true, problems: [] } } : invalid(checked.problems)
@@ -79,7 +83,7 @@ export const tools: Tool<v.GenericSchema>[] = [
   tool({
     name: 'automation_create', privileged: true,
     description: 'Create an automation from a document; it becomes version 1.',
-    args: v.strictObject({ document: v.unknown() }),
+    args: v.strictObject({ document: documentArgument }),
     run: async (args, context) => {
       const checked = validateDocument(args.document)
       if (!checked.ok) return invalid(checked.problems)
@@ -89,7 +93,7 @@ export const tools: Tool<v.GenericSchema>[] = [
   tool({
     name: 'automation_save', privileged: true,
     description: 'Save a new version of an automation; the deployed version stays deployed.',
-    args: v.strictObject({ name: automationName, document: v.unknown() }),
+    args: v.strictObject({ name: automationName, document: documentArgument }),
     run: async (args, context) => {
       const checked = validateDocument(args.document)
       if (!checked.ok) return invalid(checked.problems)
@@ -129,7 +133,14 @@ export const tools: Tool<v.GenericSchema>[] = [
 
 /** The tools as tools/list describes them; their argument schemas converted once. */
 export const toolList = tools.map((t) => {
-  const schema = toJsonSchema(t.args, { errorMode: 'ignore' }) as Record<string, unknown>
+  const schema = toJsonSchema(t.args, {
+    errorMode: 'ignore', target: 'draft-2020-12',
+    overrideSchema: ({ valibotSchema }) => {
+      if (valibotSchema !== documentArgument) return undefined
+      const { $schema: _dialect, ...document } = documentJsonSchema()
+      return document
+    },
+  }) as Record<string, unknown>
   delete schema.$schema
   return { name: t.name, description: t.description, inputSchema: { ...schema, type: 'object' as const } }
 })

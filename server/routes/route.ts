@@ -83,6 +83,8 @@ export interface HandlerRoute extends Common {
   kind: 'handler'
   /** The operation that authenticates the request and whose body the handler gets. */
   operation: string
+  /** The WWW-Authenticate challenge sent with a 401, for a protocol whose clients expect one. */
+  challenge?: string
   handle: (req: IncomingMessage, res: ServerResponse, input: Input, caller: unknown, call: CallAs) => Promise<void>
 }
 

@@ -83,9 +83,13 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
 
   async function serveHandler(route: HandlerRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const auth = authRequest(req, undefined, budgets)
-    const input = await accept(route, req, auth)
+    const challenged = (error: unknown) => {
+      if (route.challenge && error instanceof HttpError && error.status === 401) res.setHeader('www-authenticate', route.challenge)
+      return error
+    }
+    const input = await accept(route, req, auth).catch((error: unknown) => { throw challenged(error) })
     const first = await call(auth, route.operation, {})
-    if (first.error) throw refusal(first.error)
+    if (first.error) throw challenged(refusal(first.error))
     const uncharged = { ...auth, charge: false }
     await route.handle(req, res, input, first.body === null ? null : JSON.parse(first.body),
       (operation, args) => call(uncharged, operation, args))
