@@ -77,7 +77,7 @@ function overrideHeader(req: IncomingMessage, name: string, value: string): void
 export function mcpRoutes(version: string): Route[] {
   return [{
     kind: 'handler', method: 'POST', path: '/api/v1/mcp', tag: 'MCP', operation: 'me', challenge: 'Bearer',
-    summary: 'Model Context Protocol (JSON-RPC 2.0 over Streamable HTTP): automation authoring tools',
+    summary: 'Model Context Protocol (JSON-RPC 2.0 over Streamable HTTP): automation authoring tools, and the document format as resources',
     body: v.union([v.record(v.string(), v.unknown()), v.array(v.unknown())], 'must be a JSON-RPC message or batch'),
     handle: async (req, res, input, caller, call) => {
       const developer = Boolean((caller as { capabilities?: { developer?: boolean } } | null)?.capabilities?.developer)
