@@ -84,6 +84,24 @@ returns void language sql as $$
   values (app.org_id(), app.user_id(), action, subject_type, subject_id, coalesce(data, '{}'))
 $$;
 
+-- A figure of db/limits.json (loaded into app.limits by the migrator). An unknown
+-- name is a defect of the caller, never a silent default.
+create or replace function app.limit(limit_name text) returns numeric language plpgsql stable as $$
+declare
+  found numeric := (select l.value from app.limits l where l.name = limit_name);
+begin
+  if found is null then
+    raise exception 'unknown limit %', limit_name;
+  end if;
+  return found;
+end $$;
+
+-- RATE_LIMIT_SCALE as the request carried it (app.authenticate), for the budgets an
+-- operation takes itself; 1 outside a request.
+create or replace function app.rate_scale() returns double precision language sql stable as $$
+  select coalesce(nullif(current_setting('app.rate_scale', true), '')::double precision, 1)
+$$;
+
 -- Policy files are re-applied whenever they change and start by dropping every
 -- policy on their table, so a policy removed from a file is removed from the database.
 create or replace function app.drop_policies(target regclass) returns void language plpgsql as $$
@@ -94,3 +112,8 @@ begin
     execute format('drop policy %I on %s', policy.polname, target);
   end loop;
 end $$;
+
+-- The request path's helpers; app.drop_policies stays the migrator's.
+grant execute on function app.now, app.ms, app.fail, app.user_id, app.org_id, app.role, app.role_rank, app.is_admin,
+  app.has_editing_role, app.has_developer_role, app.as_uuid, app.trim_space, app.clean_identifier, app.audit,
+  app.limit, app.rate_scale to api;

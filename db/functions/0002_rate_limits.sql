@@ -5,6 +5,20 @@
 -- SECURITY DEFINER: app.rate_buckets is shared by every caller (and by callers not
 -- yet authenticated), so the request role has no access to it of its own.
 
+-- A bucket's tokens at an instant: what it held when last refreshed plus the refill
+-- since, up to its burst. The one place the refill is written; plain SQL the planner
+-- inlines wherever it is used.
+create or replace function app.bucket_level(tokens double precision, refreshed_at timestamptz, at timestamptz,
+  per_minute double precision, burst double precision) returns double precision language sql immutable as $$
+  select least(burst, tokens + greatest(0, extract(epoch from at - refreshed_at)) * per_minute / 60)
+$$;
+
+-- Whole seconds until a bucket holding level tokens holds one (0 or less: it does).
+create or replace function app.bucket_wait(level double precision, per_minute double precision) returns integer
+language sql immutable as $$
+  select ceil((1 - level) * 60 / per_minute)::integer
+$$;
+
 -- buckets: [{"key": "...", "perMinute": 120, "burst": 200}, ...]
 -- Returns 0 when taken, else the whole seconds to wait before a token is available.
 --
@@ -31,10 +45,10 @@ begin
       -- Every expression reads the locked row itself (never a separate read of it),
       -- so a concurrent take re-evaluates against the version it waited for.
       update app.rate_buckets r
-         set tokens = least(spec.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * spec.per_minute / 60)
-                      - case when least(spec.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * spec.per_minute / 60) >= 1
+         set tokens = app.bucket_level(r.tokens, r.refreshed_at, at, spec.per_minute, spec.burst)
+                      - case when app.bucket_level(r.tokens, r.refreshed_at, at, spec.per_minute, spec.burst) >= 1
                              then 1 else 0 end,
-             granted = least(spec.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * spec.per_minute / 60) >= 1,
+             granted = app.bucket_level(r.tokens, r.refreshed_at, at, spec.per_minute, spec.burst) >= 1,
              refreshed_at = greatest(r.refreshed_at, at)
        where r.bucket = spec.key
       returning r.granted, r.tokens into was_granted, left_over;
@@ -51,7 +65,7 @@ begin
       if cardinality(taken) > 0 then
         update app.rate_buckets r set tokens = r.tokens + 1 where r.bucket = any (taken);
       end if;
-      return greatest(1, ceil((1 - left_over) * 60 / spec.per_minute))::integer;
+      return greatest(1, app.bucket_wait(left_over, spec.per_minute));
     end if;
     taken := taken || spec.key;
   end loop;
@@ -67,3 +81,26 @@ language sql security definer set search_path = pg_catalog, app as $$
     delete from app.rate_buckets where refreshed_at < app.now() - interval '1 hour' returning 1
   ) select count(*)::integer from gone
 $$;
+
+-- A budget of db/limits.json (rate.<budget>.perMinute and .burst) as the caller's
+-- own bucket, scaled by RATE_LIMIT_SCALE like the budgets the server names.
+create or replace function app.user_bucket(budget text) returns jsonb language plpgsql stable as $$
+begin
+  return jsonb_build_object('key', 'user:' || app.user_id() || ':' || budget,
+    'perMinute', app.limit('rate.' || budget || '.perMinute') * app.rate_scale(),
+    'burst', app.limit('rate.' || budget || '.burst') * app.rate_scale());
+end $$;
+
+-- Takes a token of one of the caller's operation budgets (retry-indexing, cascading
+-- deletes), or refuses the operation with 429 RATE_LIMITED.
+create or replace function app.spend_user_budget(budget text, refusal text) returns void language plpgsql as $$
+declare
+  wait integer := app.take_tokens(jsonb_build_array(app.user_bucket(budget)));
+begin
+  if wait > 0 then
+    perform app.fail('RATE_LIMITED', 429, refusal, jsonb_build_object('retryAfter', wait));
+  end if;
+end $$;
+
+-- app.forget_idle_rate_buckets is the worker's.
+grant execute on function app.bucket_level, app.bucket_wait, app.take_tokens, app.user_bucket, app.spend_user_budget to api;

@@ -82,26 +82,38 @@ begin
   end if;
 end $$;
 
--- A page's size: the requested limit (50 when absent) clamped at the list's ceiling.
--- numeric first: a limit beyond the integer range is clamped like any other.
-create or replace function app.page_size(requested text, ceiling integer) returns integer language sql immutable as $$
-  select least(coalesce(requested::numeric, 50), ceiling)::integer
-$$;
+-- A page's size: the requested limit (page.defaultSize when absent) clamped at the
+-- list's ceiling, a limit of db/limits.json. numeric first: a limit beyond the
+-- integer range is clamped like any other.
+drop function if exists app.page_size(text, integer);
+create or replace function app.page_size(requested text, ceiling text) returns integer language plpgsql stable as $$
+begin
+  return least(coalesce(requested::numeric, app.limit('page.defaultSize')), app.limit(ceiling))::integer;
+end $$;
 
 create or replace function app.keyset_position(created_at timestamptz, id uuid) returns jsonb language sql immutable as $$
   select jsonb_build_array((extract(epoch from created_at) * 1000000)::bigint, id)
 $$;
 
--- The response of a keyset page: rows under their collection name, and while more
--- pages remain continueCursor with `cursor`, its deprecated twin.
-create or replace function app.keyset_page(collection text, rows jsonb, more boolean, list text, filters jsonb,
-  last_position jsonb) returns jsonb language plpgsql stable as $$
+-- The one keyset page of every list: a list resumes with app.keyset_resume, selects
+-- at most page_size + 1 candidate rows below the resume point in its order, and hands
+-- their bodies and positions here. The first page_size are served under the
+-- collection's name; a further candidate means another page follows, resumed after
+-- the last row served (continueCursor, and `cursor`, its deprecated twin). rows may
+-- stop short of the candidates past the page (a page that ends early by size).
+drop function if exists app.keyset_page(text, jsonb, boolean, text, jsonb, jsonb);
+create or replace function app.keyset_page(collection text, list text, filters jsonb, page_size integer,
+  rows jsonb, positions jsonb[]) returns jsonb language plpgsql stable as $$
 declare
   next_cursor text;
 begin
-  if more then
-    next_cursor := app.cursor_issue(list, filters, last_position);
-    return jsonb_build_object(collection, rows, 'isDone', false, 'continueCursor', next_cursor, 'cursor', next_cursor);
+  if coalesce(cardinality(positions), 0) > page_size then
+    next_cursor := app.cursor_issue(list, filters, positions[page_size]);
+    return jsonb_build_object(collection, rows - page_size, 'isDone', false,
+                              'continueCursor', next_cursor, 'cursor', next_cursor);
   end if;
-  return jsonb_build_object(collection, rows, 'isDone', true, 'continueCursor', '');
+  return jsonb_build_object(collection, coalesce(rows, '[]'), 'isDone', true, 'continueCursor', '');
 end $$;
+
+grant execute on function app.base64url, app.base64url_decode, app.cursor_issue, app.cursor_read, app.keyset_resume,
+  app.page_size, app.keyset_position, app.keyset_page to api;

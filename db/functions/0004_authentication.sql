@@ -12,7 +12,7 @@ end $$;
 
 -- request: {"keyHash": hex sha256 or null, "orgSlug": text or null, "source": address,
 --           "buckets": [{"name", "perMinute", "burst"}], "authFailures": {"perMinute", "burst"},
---           "read": true for GET and HEAD}
+--           "read": true for GET and HEAD, "rateScale": RATE_LIMIT_SCALE}
 --
 -- Returns {"ok": true, "userId"} after setting the caller in transaction-local
 -- settings, or {"error": {...}} (with "userId" once the key is known). Refusals are
@@ -37,8 +37,7 @@ begin
 
   -- An address out of failed attempts learns nothing more, not even whether a key is
   -- valid. A plain read: take_tokens decides exactly when a failure is charged.
-  select ceil((1 - least(f.burst, r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * f.per_minute / 60))
-              * 60 / f.per_minute)::integer
+  select app.bucket_wait(app.bucket_level(r.tokens, r.refreshed_at, at, f.per_minute, f.burst), f.per_minute)
     into wait
     from app.rate_buckets r,
          (select (request->'authFailures'->>'perMinute')::double precision as per_minute,
@@ -65,9 +64,9 @@ begin
 
   -- A holder already over budget is refused before any work (the exact charge comes
   -- after the operation, in app.handle).
-  select max(ceil((1 - least((b->>'burst')::double precision,
-                             r.tokens + greatest(0, extract(epoch from at - r.refreshed_at)) * (b->>'perMinute')::double precision / 60))
-                  * 60 / (b->>'perMinute')::double precision))::integer
+  select max(app.bucket_wait(app.bucket_level(r.tokens, r.refreshed_at, at, (b->>'perMinute')::double precision,
+                                               (b->>'burst')::double precision),
+                              (b->>'perMinute')::double precision))
     into wait
     from jsonb_array_elements(coalesce(request->'buckets', '[]')) b
     join app.rate_buckets r on r.bucket = 'user:' || key.user_id || ':' || (b->>'name');
@@ -116,7 +115,8 @@ begin
   perform set_config('app.user_id', key.user_id::text, true),
           set_config('app.org_id', chosen.id::text, true),
           set_config('app.role', chosen.role, true),
-          set_config('app.key_id', key.id::text, true);
+          set_config('app.key_id', key.id::text, true),
+          set_config('app.rate_scale', coalesce(request->>'rateScale', '1'), true);
   return jsonb_build_object('ok', true, 'userId', key.user_id);
 end $$;
 
@@ -209,3 +209,8 @@ begin
   end if;
   return refusal;
 end $$;
+
+-- app.handle is the request's one statement; the rest are its steps. The
+-- organizations a user may select are read only through app.authenticate.
+grant execute on function app.handle, app.authenticate, app.failed_authentication_bucket, app.key_holder_buckets,
+  app.charge_key_holder, app.rate_limited to api;

@@ -81,3 +81,5 @@ begin
                from app.model_catalog() c),
     'harnesses', app.harnesses());
 end $$;
+
+grant execute on function app.capabilities, api.me, api.teams_list, app.harnesses, app.model_catalog, api.models_list to api;

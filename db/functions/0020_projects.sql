@@ -63,13 +63,11 @@ create or replace function api.projects_list(args jsonb) returns jsonb language 
 declare
   lookup text := app.clean_identifier(args->>'externalItemId');
   archived text := coalesce(args->>'archived', 'exclude');
-  page_size integer := app.page_size(args->>'limit', 100);
-  filters jsonb;
-  after_created timestamptz;
-  after_id uuid;
+  page_size integer := app.page_size(args->>'limit', 'page.projects.maxSize');
+  filters jsonb := jsonb_build_object('archived', archived);
+  page_start record;
   rows jsonb;
-  last_position jsonb;
-  more boolean;
+  positions jsonb[];
 begin
   if args ? 'externalItemId' then
     if args ?| array['limit', 'cursor', 'archived'] then
@@ -83,28 +81,19 @@ begin
       'isDone', true, 'continueCursor', '');
   end if;
 
-  filters := jsonb_build_object('archived', archived);
-  select r.after_created, r.after_id into after_created, after_id
-    from app.keyset_resume(args->>'cursor', 'projects', filters) r;
-
-  -- One row more than the page tells whether another page follows.
-  select coalesce(jsonb_agg(app.project_json(page.p) order by page.n) filter (where page.n <= page_size), '[]'),
-         count(*) > page_size,
-         (array_agg(app.keyset_position((page.p).created_at, (page.p).id)) filter (where page.n = page_size))[1]
-    into rows, more, last_position
-  from (
-    select p, row_number() over (order by p.created_at desc, p.id desc) as n
-      from app.projects p
-     where p.organization_id = app.org_id()
-       and (p.created_at, p.id) < (after_created, after_id)
-       and case archived when 'only' then p.archived_at is not null
-                         when 'include' then true
-                         else p.archived_at is null end
-     order by p.created_at desc, p.id desc
-     limit page_size + 1
-  ) page;
-
-  return app.keyset_page('projects', rows, more, 'projects', filters, last_position);
+  page_start := app.keyset_resume(args->>'cursor', 'projects', filters);
+  select jsonb_agg(app.project_json(p) order by p.created_at desc, p.id desc),
+         array_agg(app.keyset_position(p.created_at, p.id) order by p.created_at desc, p.id desc)
+    into rows, positions
+    from (select * from app.projects p
+           where p.organization_id = app.org_id()
+             and (p.created_at, p.id) < (page_start.after_created, page_start.after_id)
+             and case archived when 'only' then p.archived_at is not null
+                               when 'include' then true
+                               else p.archived_at is null end
+           order by p.created_at desc, p.id desc
+           limit page_size + 1) p;
+  return app.keyset_page('projects', 'projects', filters, page_size, rows, positions);
 end $$;
 
 -- PROJECT_DUPLICATE_EXTERNAL_ID names the key of the project holding the id. That
@@ -278,7 +267,6 @@ declare
   p app.projects := app.project_for_change((args->>'id')::uuid);
   mode text := coalesce(args->>'mode', 'cascade');
   refusal jsonb;
-  wait integer;
 begin
   if not app.can_edit_project(p.id) then
     perform app.fail('ROLE_FORBIDDEN', 403, 'Deleting this project needs the Editor role and edit access.');
@@ -288,18 +276,13 @@ begin
     perform app.fail(refusal->>'code', 409, refusal->>'message', coalesce(refusal->'data', '{}'));
   end if;
   if mode = 'cascade' then
-    wait := app.take_tokens(jsonb_build_array(jsonb_build_object(
-      'key', 'user:' || app.user_id() || ':project-cascade-delete', 'perMinute', 5, 'burst', 5)));
-    if wait > 0 then
-      perform app.fail('RATE_LIMITED', 429, 'Too many project deletions; retry after the indicated seconds.',
-        jsonb_build_object('retryAfter', wait));
-    end if;
+    perform app.spend_user_budget('projectCascadeDelete', 'Too many project deletions; retry after the indicated seconds.');
   end if;
 
   perform app.audit('project.deleted', 'project', p.id::text,
     jsonb_build_object('mode', mode, 'name', p.name, 'key', p.key));
   -- Files outlive the project: detached, released into the organization; cascaded,
-  -- into retention (trashed, purged with their objects after app.document_retention()).
+  -- into retention (trashed, purged with their objects after document.retentionSeconds).
   update app.documents
      set project_id = null, folder_id = null, updated_at = app.now(),
          trashed_at = case when mode = 'cascade' then app.now() end
@@ -335,3 +318,8 @@ begin
   end if;
   return p;
 end $$;
+
+grant execute on function app.project_json, app.invalid_body, app.project_for_change, app.project_key_from_name,
+  app.project_key_candidates, api.projects_list, app.project_key_holding_external_id, app.fail_duplicate_external_id,
+  api.project_create, api.project_update, app.project_delete_refusal, api.project_delete, app.project_for_read,
+  app.project_for_write to api;

@@ -189,18 +189,5 @@ create trigger memberships_revoke_grants after update of disabled or delete on a
   for each row execute function app.revoke_grants_of_departing_member();
 drop function if exists app.revoke_grants_of_disabled_member();
 
--- Operator and maintenance functions are never the request role's to call.
-do $$
-declare
-  fn regprocedure;
-begin
-  for fn in
-    select p.oid::regprocedure from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-     where n.nspname = 'app'
-       and (p.proname like 'operator\_%' or p.proname in ('forget_idle_rate_buckets', 'drop_policies',
-            'selectable_organizations', 'revoke_member_grants', 'revoke_grants_of_departing_member',
-            'audit_log_is_append_only'))
-  loop
-    execute format('revoke execute on function %s from public', fn);
-  end loop;
-end $$;
+-- Operator commands are never the request role's to call: nothing here is granted
+-- to api (functions are the owner's alone unless a file grants them).

@@ -1,4 +1,5 @@
 -- Folders of a project: create (idempotent by name), list one level, read, delete.
+-- Their depth is bounded by folder.maxDepth (db/limits.json).
 
 create or replace function app.folder_json(f app.folders) returns jsonb language sql stable as $$
   select jsonb_build_object('id', f.id, 'name', f.name, 'parentId', f.parent_id, 'createdAt', app.ms(f.created_at))
@@ -38,12 +39,14 @@ declare
   parent app.folders;
   existing app.folders;
   created app.folders;
+  max_depth integer;
 begin
   if args->>'parentId' is not null then
     parent := app.folder_in_project(p.id, args->>'parentId');
-    if parent.depth >= 20 then
-      perform app.fail('FOLDER_DEPTH_EXCEEDED', 400, 'Folders nest at most 20 levels deep.',
-        jsonb_build_object('maxDepth', 20));
+    max_depth := app.limit('folder.maxDepth');
+    if parent.depth >= max_depth then
+      perform app.fail('FOLDER_DEPTH_EXCEEDED', 400, format('Folders nest at most %s levels deep.', max_depth),
+        jsonb_build_object('maxDepth', max_depth));
     end if;
   end if;
 
@@ -119,3 +122,6 @@ begin
   delete from app.folders where organization_id = f.organization_id and id = f.id;
   return null;
 end $$;
+
+grant execute on function app.folder_json, app.folder_in_project, app.folder_name, api.folder_create, api.folders_list,
+  api.folder_get, api.folder_delete to api;

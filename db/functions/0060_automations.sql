@@ -249,3 +249,9 @@ begin
   perform app.audit('automation.uninstalled', 'automation', a.id::text, jsonb_build_object('name', a.name, 'projectId', p.id));
   return null;
 end $$;
+
+grant execute on function app.automation_named, app.require_developer, app.automation_current_document,
+  app.automation_json, app.version_json, api.automations_list, api.automation_get, api.automation_versions,
+  api.automation_create, api.automation_save, api.automation_deploy, api.automation_tests_record,
+  api.automation_delete, app.install_guard, api.project_automations, api.automation_install,
+  api.automation_uninstall to api;

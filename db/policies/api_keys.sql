@@ -1,3 +1,5 @@
+-- Past these policies: app.authenticate (finds a key by its hash and records its use
+-- before any caller exists).
 alter table app.api_keys enable row level security;
 alter table app.api_keys force row level security;
 select app.drop_policies('app.api_keys');

@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.audit_log enable row level security;
 alter table app.audit_log force row level security;
 select app.drop_policies('app.audit_log');

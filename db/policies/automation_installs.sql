@@ -1,13 +1,15 @@
+-- An install is seen by whoever sees its project; developers with edit access to
+-- the project install and remove.
+-- Past these policies: app.automation_install_projects (a run start binds to every
+-- install of its automation, also in projects the caller cannot see; the caller
+-- learns how many there are, never which).
 alter table app.automation_installs enable row level security;
 alter table app.automation_installs force row level security;
 select app.drop_policies('app.automation_installs');
 grant select, insert, delete on app.automation_installs to api;
 
--- An install is seen by whoever sees its project; developers with edit access to
--- the project install and remove.
 create policy automation_installs_select on app.automation_installs for select to api
-  using (organization_id = (select app.org_id())
-         and project_id in (select p.id from app.projects p where p.organization_id = (select app.org_id())));
+  using (organization_id = (select app.org_id()) and app.can_read_project(project_id));
 
 create policy automation_installs_insert on app.automation_installs for insert to api
   with check (organization_id = (select app.org_id()) and (select app.has_developer_role())

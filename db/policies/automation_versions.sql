@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.automation_versions enable row level security;
 alter table app.automation_versions force row level security;
 select app.drop_policies('app.automation_versions');

@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.automations enable row level security;
 alter table app.automations force row level security;
 select app.drop_policies('app.automations');

@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.competence_grants enable row level security;
 alter table app.competence_grants force row level security;
 select app.drop_policies('app.competence_grants');

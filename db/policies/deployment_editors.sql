@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.deployment_editors enable row level security;
 alter table app.deployment_editors force row level security;
 select app.drop_policies('app.deployment_editors');

@@ -1,16 +1,15 @@
+-- Project files exist for whoever can see their project; editors of the project
+-- bind, change and delete them. Documents outside any project (released by a
+-- detaching project delete, or in retention after a cascading one) belong to the
+-- organization.
+-- Past these policies: none.
 alter table app.documents enable row level security;
 alter table app.documents force row level security;
 select app.drop_policies('app.documents');
 grant select, insert, update, delete on app.documents to api;
 
--- Project files exist for whoever can see their project; editors of the project
--- bind, change and delete them. Documents outside any project (released by a
--- detaching project delete, or in retention after a cascading one) belong to the
--- organization.
 create policy documents_select on app.documents for select to api
-  using (organization_id = (select app.org_id())
-         and (project_id is null
-              or project_id in (select p.id from app.projects p where p.organization_id = (select app.org_id()))));
+  using (organization_id = (select app.org_id()) and (project_id is null or app.can_read_project(project_id)));
 
 create policy documents_insert on app.documents for insert to api
   with check (organization_id = (select app.org_id()) and app.can_edit_project(project_id)

@@ -1,12 +1,12 @@
+-- Folders exist for whoever can see their project; editors of the project change them.
+-- Past these policies: none.
 alter table app.folders enable row level security;
 alter table app.folders force row level security;
 select app.drop_policies('app.folders');
 grant select, insert, delete on app.folders to api;
 
--- Folders exist for whoever can see their project; editors of the project change them.
 create policy folders_select on app.folders for select to api
-  using (organization_id = (select app.org_id())
-         and project_id in (select p.id from app.projects p where p.organization_id = (select app.org_id())));
+  using (organization_id = (select app.org_id()) and app.can_read_project(project_id));
 
 create policy folders_insert on app.folders for insert to api
   with check (organization_id = (select app.org_id()) and app.can_edit_project(project_id)

@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.model_providers enable row level security;
 alter table app.model_providers force row level security;
 select app.drop_policies('app.model_providers');

@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.models enable row level security;
 alter table app.models force row level security;
 select app.drop_policies('app.models');

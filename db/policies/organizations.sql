@@ -1,3 +1,5 @@
+-- Past these policies: app.authenticate (resolves X-Organization-Slug before any caller
+-- exists), app.selectable_organizations (the organizations a key's user may select).
 alter table app.organizations enable row level security;
 alter table app.organizations force row level security;
 select app.drop_policies('app.organizations');

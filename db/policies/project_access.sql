@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.project_access enable row level security;
 alter table app.project_access force row level security;
 select app.drop_policies('app.project_access');

@@ -1,3 +1,6 @@
+-- Past these policies: app.project_key_holding_external_id (PROJECT_DUPLICATE_EXTERNAL_ID
+-- names the key of the project holding an externalItemId, which the caller may not
+-- see; it answers the key alone).
 alter table app.projects enable row level security;
 alter table app.projects force row level security;
 select app.drop_policies('app.projects');

@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.secrets enable row level security;
 alter table app.secrets force row level security;
 select app.drop_policies('app.secrets');

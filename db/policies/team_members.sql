@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.team_members enable row level security;
 alter table app.team_members force row level security;
 select app.drop_policies('app.team_members');

@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.teams enable row level security;
 alter table app.teams force row level security;
 select app.drop_policies('app.teams');

@@ -1,3 +1,5 @@
+-- Past these policies: app.uploads_lapsed (whether any upload of the organization, not
+-- only the caller's, lapsed and is due for sweeping; it answers yes or no).
 alter table app.uploads enable row level security;
 alter table app.uploads force row level security;
 select app.drop_policies('app.uploads');

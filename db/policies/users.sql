@@ -1,3 +1,4 @@
+-- Past these policies: none.
 alter table app.users enable row level security;
 alter table app.users force row level security;
 select app.drop_policies('app.users');

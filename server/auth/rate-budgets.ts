@@ -1,6 +1,11 @@
-// The token buckets of the Limits table. RATE_LIMIT_SCALE multiplies every budget
-// (benchmarks raise it); the documented figures are scale 1. The buckets themselves
-// live in PostgreSQL (app.take_tokens).
+// The token buckets of the Limits table, with their figures from db/limits.json
+// (server/core/limits.ts). RATE_LIMIT_SCALE multiplies every budget (benchmarks raise
+// it); the documented figures are scale 1. The buckets themselves live in PostgreSQL
+// (app.take_tokens). Budgets an operation takes inside SQL (retry-indexing, cascading
+// project deletes) read the same figures there, scaled by the scale each request
+// carries (see authRequest).
+import { limit } from '../core/limits.ts'
+
 export interface Budget {
   name: string
   perMinute: number
@@ -8,6 +13,8 @@ export interface Budget {
 }
 
 export interface RateBudgets {
+  /** RATE_LIMIT_SCALE: the factor every figure below is multiplied by. */
+  scale: number
   /** Reads and CRUD, including MCP: every authenticated request. */
   general: Budget
   /** Starting work: automation runs, thread messages, task starts. */
@@ -23,16 +30,18 @@ export interface RateBudgets {
 }
 
 export function rateBudgets(scale = 1): RateBudgets {
-  const budget = (name: string, perMinute: number, burst: number): Budget =>
-    ({ name, perMinute: perMinute * scale, burst: burst * scale })
-  const unnamed = (perMinute: number, burst: number) => ({ perMinute: perMinute * scale, burst: burst * scale })
+  const unnamed = (name: string) => ({
+    perMinute: limit(`rate.${name}.perMinute`) * scale, burst: limit(`rate.${name}.burst`) * scale,
+  })
+  const budget = (name: string): Budget => ({ name, ...unnamed(name) })
   return {
-    general: budget('general', 120, 200),
-    start: budget('start', 20, 40),
-    files: budget('files', 240, 300),
-    authFailures: unnamed(20, 40),
-    webhookSender: unnamed(120, 240),
-    webhookTrigger: unnamed(20, 40),
+    scale,
+    general: budget('general'),
+    start: budget('start'),
+    files: budget('files'),
+    authFailures: unnamed('authFailures'),
+    webhookSender: unnamed('webhookSender'),
+    webhookTrigger: unnamed('webhookTrigger'),
   }
 }
 

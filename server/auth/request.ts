@@ -17,6 +17,8 @@ export interface AuthRequest {
   read: boolean
   /** false: authenticate and check the budgets without spending them. */
   charge?: boolean
+  /** RATE_LIMIT_SCALE, for the budgets an operation takes inside SQL; absent, 1. */
+  rateScale?: number
 }
 
 const bearer = /^Bearer +(\S+) *$/i
@@ -39,5 +41,6 @@ export function authRequest(req: IncomingMessage, routeBuckets: Bucket[] | undef
     buckets: [budgets.general, ...(routeBuckets ?? []).map((name) => budgets[name])],
     authFailures: budgets.authFailures,
     read: req.method === 'GET' || req.method === 'HEAD',
+    rateScale: budgets.scale,
   }
 }

@@ -11,6 +11,10 @@ const bool = v.pipe(v.picklist(['true', 'false', '1', '0']), v.transform((s) => 
 
 const schema = v.object({
   DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'))),
+  // Where request connections log in: a role that is a member of api and of nothing
+  // the owner can do. Unset, DATABASE_URL with its user replaced by api_login (same
+  // password), which the migrations create (server/core/db/connection.ts).
+  DATABASE_REQUEST_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'))),
   PORT: v.optional(port, '3000'),
   PUBLIC_BASE_URL: v.optional(url),
   // `none` opts out of object storage: uploads answer 503 OBJECT_STORE_UNCONFIGURED.

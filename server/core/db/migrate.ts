@@ -1,21 +1,23 @@
 // Forward-only migrations. db/schema files run once each in name order, recorded by
-// file name. db/functions then db/policies are re-applied whenever a file's checksum
-// changes. One advisory lock serializes replicas that start together.
+// file name. db/limits.json (loaded into app.limits), db/functions then db/policies
+// are re-applied whenever a file's checksum changes. One advisory lock serializes
+// replicas that start together.
 import { createHash } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import pg from 'pg'
 import { Logger, runMigrations } from 'graphile-worker'
-import type { Sql } from './connection.ts'
+import { REQUEST_LOGIN, type Sql } from './connection.ts'
+import { parseLimits } from '../limits.ts'
 
 export const dbRoot = fileURLToPath(new URL('../../../db/', import.meta.url))
 
 // Chosen once; any constant works as long as every replica uses the same one.
 const MIGRATION_LOCK = 7_240_119_001
 
-type Kind = 'schema' | 'functions' | 'policies'
-const kinds: Kind[] = ['schema', 'functions', 'policies']
+type Kind = 'schema' | 'limits' | 'functions' | 'policies'
+const kinds: Kind[] = ['schema', 'limits', 'functions', 'policies']
 
 export interface SqlFile {
   kind: Kind
@@ -27,6 +29,13 @@ export interface SqlFile {
 export async function readSqlFiles(root = dbRoot): Promise<SqlFile[]> {
   const files: SqlFile[] = []
   for (const kind of kinds) {
+    if (kind === 'limits') {
+      // One file beside the folders, applied after the schema (its table) and before
+      // the functions that read it.
+      const text = await readFile(path.join(root, 'limits.json'), 'utf8')
+      files.push({ kind, name: 'limits.json', text, checksum: createHash('sha256').update(text).digest('hex') })
+      continue
+    }
     const names = (await readdir(path.join(root, kind))).filter((n) => n.endsWith('.sql')).sort()
     for (const name of names) {
       const text = await readFile(path.join(root, kind, name), 'utf8')
@@ -80,7 +89,8 @@ export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Pro
         await connection`begin`
         // Function bodies may name objects defined by later files of the same kind.
         await connection`set local check_function_bodies = off`
-        await connection.unsafe(file.text)
+        if (file.kind === 'limits') await loadLimits(connection, file.text)
+        else await connection.unsafe(file.text)
         await connection`
           insert into public.schema_migrations (kind, name, checksum) values (${file.kind}, ${file.name}, ${file.checksum})
           on conflict (kind, name) do update set checksum = excluded.checksum, applied_at = now()`
@@ -91,11 +101,45 @@ export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Pro
       }
       applied.push(`${file.kind}/${file.name}`)
     }
+    await giveRequestLoginPassword(connection, databaseUrl)
   } finally {
     await connection`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {})
     connection.release()
   }
   return { applied }
+}
+
+// The whole file replaces the table, so a limit removed from it is gone.
+async function loadLimits(connection: Sql, text: string): Promise<void> {
+  const limits = parseLimits(text)
+  await connection`delete from app.limits`
+  await connection`
+    insert into app.limits (name, value, unit, meaning)
+    select key, (value->>'value')::numeric, value->>'unit', value->>'meaning'
+      from jsonb_each(${connection.json(limits as never)}::jsonb)`
+}
+
+/**
+ * Request connections, unless DATABASE_REQUEST_URL says otherwise, log in as
+ * REQUEST_LOGIN with the password of DATABASE_URL (see requestDatabaseUrl). A
+ * superuser owner gives the login that password while it has none, so the embedded
+ * database and a compose database need no setup of their own; a password an
+ * operator set is never touched, and under trust authentication (no password in the
+ * URL) there is nothing to give. Any other owner cannot read pg_authid, and this
+ * step does nothing.
+ */
+async function giveRequestLoginPassword(connection: Sql, databaseUrl: string): Promise<void> {
+  const password = decodeURIComponent(new URL(databaseUrl).password)
+  if (!password) return
+  try {
+    const [login] = await connection<{ unset: boolean }[]>`
+      select rolpassword is null as unset from pg_authid where rolname = ${REQUEST_LOGIN}`
+    if (!login?.unset) return
+    // ALTER ROLE takes no bind parameters: the password is quoted as a literal.
+    await connection.unsafe(`alter role ${REQUEST_LOGIN} password '${password.replaceAll("'", "''")}'`)
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42501') throw error
+  }
 }
 
 // Under the migration lock: graphile-worker's own first migration does not
