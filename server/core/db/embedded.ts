@@ -1,6 +1,6 @@
 // The embedded PostgreSQL that runs when DATABASE_URL is unset: one cluster under
 // .data/, started once and reused by later runs (and by the admin CLI).
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 
@@ -17,10 +17,39 @@ function portAnswers(port: number): Promise<boolean> {
   })
 }
 
+/**
+ * The port of the PostgreSQL running on dataDir, or null when none runs there.
+ * PostgreSQL writes postmaster.pid into its data directory while it runs: its first
+ * line is the server's process id, its fourth the port it listens on. A file left
+ * by a server that died names a process that no longer exists.
+ */
+export function runningClusterPort(dataDir: string): number | null {
+  let lines: string[]
+  try {
+    lines = readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')
+  } catch {
+    return null
+  }
+  const pid = Number(lines[0])
+  const port = Number(lines[3])
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user (the postgres system user).
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return null
+  }
+  return port
+}
+
 export async function startEmbedded(options: { dataDir: string; port: number; database: string; log?: (line: string) => void }): Promise<Embedded> {
-  const url = (database: string) => `postgres://postgres:postgres@127.0.0.1:${options.port}/${database}`
-  // Another process of this service (npm start beside the admin CLI) may already run it.
-  if (await portAnswers(options.port)) {
+  // Another process of this service may already run the cluster, perhaps on another
+  // port (npm start with EMBEDDED_PG_PORT beside an admin CLI without it): the data
+  // directory says where it listens.
+  const running = runningClusterPort(path.resolve(options.dataDir))
+  const port = running ?? options.port
+  const url = (database: string) => `postgres://postgres:postgres@127.0.0.1:${port}/${database}`
+  if (running !== null || await portAnswers(port)) {
     return { url: url(options.database), stop: async () => {} }
   }
   // Loaded only when used: the package installs exit hooks that would otherwise take
