@@ -14,7 +14,9 @@ import { message, root, spawnMain, spawnProcess, tsxLoader } from './process.ts'
 t.test('a running cluster\'s port is read from its data directory', async (t) => {
   const sql = postgres(databaseUrl(), { max: 1, onnotice: () => {} })
   t.teardown(() => sql.end())
-  const [{ data_directory: directory, port }] = await sql`select current_setting('data_directory') as data_directory, current_setting('port')::int as port`
+  const [cluster] = await sql<{ directory: string; port: number }[]>`
+    select current_setting('data_directory') as directory, current_setting('port')::int as port`
+  const { directory, port } = cluster!
   t.equal(runningClusterPort(directory), port, 'the port the server listens on')
 
   const dir = await mkdtemp(path.join(tmpdir(), 'tale-pid-'))
