@@ -22,7 +22,7 @@ begin
     perform app.run_void_waits(r);
     return null;
   end if;
-  timeout_ms := coalesce((r.document->'config'->>'timeoutMs')::bigint, 900000);
+  timeout_ms := coalesce((r.document->'config'->>'timeoutMs')::bigint, app.limit('run.defaultTimeoutMs'));
   -- An answer that resumed the run moves into the engine's state (EngineState.resume).
   update app.runs
      set status = 'running', waiting_for = null, detail = null, resume_at = null, resume = null,

@@ -1,0 +1,77 @@
+// SECURITY DEFINER functions read and write past row-level security, so each one is
+// listed here with the reason policies cannot express its rule, and named in the
+// header of the policy file of every table it reaches. A new one fails this test until
+// it is listed, explained and named.
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { dbRoot } from '../../server/core/db/migrate.ts'
+import { freshDatabase } from '../lib/db.ts'
+
+const allowlist: Record<string, string> = {
+  'app.authenticate(jsonb)': 'the caller-less path: before it runs there is no caller whose policies could admit the key lookup',
+  'app.selectable_organizations(uuid)': 'the organizations a key\'s user may select, named in refusals before any organization is selected',
+  'app.take_tokens(jsonb)': 'rate buckets are shared by every caller, and by callers not yet authenticated',
+  'app.forget_idle_rate_buckets()': 'the worker\'s cleanup of every holder\'s idle buckets',
+  'app.cursor_issue(text,jsonb,jsonb)': 'signs cursors with the deployment key the caller must never read',
+  'app.cursor_read(text,text,jsonb)': 'verifies cursors with the deployment key the caller must never read',
+  'app.enqueue(text,jsonb,text,interval)': 'the job queue belongs to graphile-worker; the request role may add work through this door only',
+  'app.project_key_holding_external_id(text)': 'PROJECT_DUPLICATE_EXTERNAL_ID names the holder of an externalItemId the caller may not see',
+  'app.uploads_lapsed()': 'whether any upload of the organization, not only the caller\'s, is due for sweeping',
+  'app.automation_install_projects(uuid)': 'a run start binds to every install of its automation, also in projects the caller cannot see',
+}
+
+const db = await freshDatabase()
+t.teardown(() => db.drop())
+
+const definers = await db.owner<{ name: string; source: string; config: string[] | null }[]>`
+  select n.nspname || '.' || p.proname || '(' || oidvectortypes(p.proargtypes) || ')' as name,
+         p.prosrc as source, p.proconfig as config
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+   where p.prosecdef and n.nspname not in ('pg_catalog', 'information_schema', 'graphile_worker')`
+const normalized = (name: string) => name.replaceAll(' ', '')
+
+t.test('every SECURITY DEFINER function of the catalog is on the allowlist', async (t) => {
+  t.ok(definers.length >= 5, 'the catalog lists the definer functions')
+  const unlisted = definers.map((d) => normalized(d.name)).filter((name) => !(name in allowlist))
+  t.same(unlisted, [], 'a new SECURITY DEFINER function is listed here with its reason first')
+  const gone = Object.keys(allowlist).filter((name) => !definers.some((d) => normalized(d.name) === name))
+  t.same(gone, [], 'the allowlist names no function that is no longer a definer')
+})
+
+t.test('each pins its search_path, so no caller\'s schema can stand in for its objects', async (t) => {
+  for (const definer of definers) {
+    t.ok(definer.config?.some((setting) => setting.startsWith('search_path=')), normalized(definer.name))
+  }
+})
+
+t.test('the policy file of every table a definer function reaches names it in its header', async (t) => {
+  const tables = (await db.owner<{ name: string }[]>`
+    select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'app' and c.relkind in ('r', 'p')`).map((r) => r.name)
+  const header = (table: string) => {
+    const text = readFileSync(path.join(dbRoot, 'policies', `${table}.sql`), 'utf8')
+    return text.split('\n').filter((line, i, lines) => lines.slice(0, i + 1).every((l) => l.startsWith('--'))).join('\n')
+  }
+  let checked = 0
+  for (const definer of definers) {
+    const short = normalized(definer.name).replace(/\(.*$/, '')
+    const reached = [...new Set([...definer.source.matchAll(/\bapp\.([a-z_]+)\b/g)].map((m) => m[1]!))]
+      .filter((name) => tables.includes(name))
+    for (const table of reached) {
+      checked++
+      t.match(header(table), new RegExp(`\\b${short.replace('.', '\\.')}\\b`), `db/policies/${table}.sql names ${short}`)
+    }
+  }
+  t.ok(checked >= 8, `the tables reached were found in the function bodies (${checked})`)
+})
+
+t.test('every policy file opens with the definer functions that pass it, or none', async (t) => {
+  const tables = await db.owner<{ name: string }[]>`
+    select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'app' and c.relkind in ('r', 'p') order by 1`
+  for (const { name } of tables) {
+    const text = readFileSync(path.join(dbRoot, 'policies', `${name}.sql`), 'utf8')
+    t.match(text, /^(--.*\n)*-- Past these policies: /, `db/policies/${name}.sql exists and its header says who passes it`)
+  }
+})
