@@ -1,7 +1,8 @@
 // The graphile-worker runner: started by the composition root (server/main.ts)
 // beside the API or alone. Tasks are one file each under jobs/tasks.
+import { EventEmitter } from 'node:events'
 import pg from 'pg'
-import { Logger, run, type LogLevel, type Runner, type TaskList } from 'graphile-worker'
+import { Logger, run, type LogLevel, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
 import type { ObjectStore } from '../server/core/storage/object-store.ts'
 import type { Logger as ServiceLogger } from '../server/core/log.ts'
 import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
@@ -49,9 +50,9 @@ export interface WorkerOptions {
 export interface Worker {
   /**
    * Stops taking jobs and waits up to graceMs for running ones to finish; jobs still
-   * running then are released (unlocked, to be retried by another worker), so a
-   * stop never outlasts the grace by more than graphile-worker's own few seconds.
-   * Then closes every connection. Without graceMs it waits for every running job.
+   * running then are released (unlocked, for another worker to run at once), so a
+   * stop never outlasts the grace by more than a few seconds. Then closes every
+   * connection. Without graceMs it waits for every running job.
    */
   stop: (options?: { graceMs?: number }) => Promise<void>
   /** Settles when the worker has stopped. */
@@ -79,12 +80,18 @@ export async function startWorker(connectionString: string, options: WorkerOptio
   const report = (error: Error) => logger?.error(`worker connection failed: ${error.message}`)
   pool.on('error', report)
   pool.on('connect', (client) => client.on('error', report))
+  // Who locks jobs in the queue: the pool (its local queue fetches in batches) and
+  // each of its workers; a stop past its grace unlocks whatever they still hold.
+  const lockHolders = new Set<string>()
+  const events: WorkerEvents = new EventEmitter()
+  events.on('pool:create', ({ workerPool }) => lockHolders.add(workerPool.id))
+  events.on('worker:create', ({ worker }) => lockHolders.add(worker.workerId))
   let runner: Runner
   try {
     const concurrency = options.concurrency ?? 2
     runner = await run({
       pgPool: pool, concurrency, taskList: taskList(options.objectStore),
-      crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000,
+      crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000, events,
       ...(logger ? { logger } : {}),
       // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them
       // together saves two round trips per job, which a run engine of short jobs feels.
@@ -105,9 +112,20 @@ export async function startWorker(connectionString: string, options: WorkerOptio
           new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), graceMs) }),
         ])
         clearTimeout(timer)
-        // graphile-worker's forceful shutdown fails the running jobs, which unlocks
-        // them for another worker; the run engine resumes a run from its last step.
-        if (late) await runner.kill('the process is stopping')
+        // Jobs still running are unlocked for another worker (graphile-worker's
+        // force_unlock_workers, meant for workers that will not come back); the run
+        // engine resumes a run from its last committed step. The graceful stop never
+        // settles while a job runs on, so it is not awaited.
+        if (late) {
+          const holders = [...lockHolders]
+          await pool.query('select graphile_worker.force_unlock_workers($1::text[])', [holders])
+            .then(() => logger?.info(`released the running jobs of ${holders.join(', ')} for another worker`),
+              (error: Error) => logger?.error(`releasing the running jobs failed: ${error.message}`))
+          void stopped.catch(() => {})
+          // A job still holding a connection would keep pool.end() waiting.
+          await Promise.race([pool.end(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())])
+          return
+        }
       }
       await stopped.catch(() => {})
       await pool.end()
