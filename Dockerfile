@@ -1,8 +1,17 @@
+# The service's image. One image for every process: the command chooses the mode
+# (all, api or worker; see server/main.ts). Node runs directly as PID 1 so that the
+# container's SIGTERM reaches the service, which stops within seconds.
 FROM node:20-bookworm-slim
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
-COPY . .
 ENV NODE_ENV=production
-EXPOSE 3000 8001 8002
-CMD ["npm", "start"]
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY . .
+# The embedded PostgreSQL and the local object store write under .data/ when no
+# DATABASE_URL or S3_ENDPOINT is given (a quick try; compose gives both).
+RUN mkdir -p .data && chown node:node .data
+USER node
+EXPOSE 3000
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "--import", "tsx", "server/main.ts"]
+CMD ["all"]
