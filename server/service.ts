@@ -27,7 +27,7 @@ export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: 
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
     ...automationRoutes, ...runRoutes, ...mcpRoutes(API_VERSION),
   ]
-  routes.push(...documentationRoutes(() => routes, { version: API_VERSION, serverUrl: config.publicBaseUrl }))
+  routes.push(...documentationRoutes(() => routes, { version: API_VERSION }))
   return routes
 }
 

@@ -74,11 +74,19 @@ function overrideHeader(req: IncomingMessage, name: string, value: string): void
   raw.push(name, value)
 }
 
+// What the endpoint answers with 200: a JSON-RPC response, or one per message of a batch.
+const jsonRpcResponse = v.strictObject({
+  jsonrpc: v.literal('2.0'), id: v.nullable(v.union([v.string(), v.number()])), result: v.optional(v.unknown()),
+  error: v.optional(v.strictObject({ code: v.pipe(v.number(), v.integer()), message: v.string(), data: v.optional(v.unknown()) })),
+})
+const jsonRpcAnswer = v.union([jsonRpcResponse, v.array(jsonRpcResponse)])
+
 export function mcpRoutes(version: string): Route[] {
   return [{
     kind: 'handler', method: 'POST', path: '/api/v1/mcp', tag: 'MCP', operation: 'me', challenge: 'Bearer',
     summary: 'Model Context Protocol (JSON-RPC 2.0 over Streamable HTTP): automation authoring tools, and the document format as resources',
     body: v.union([v.record(v.string(), v.unknown()), v.array(v.unknown())], 'must be a JSON-RPC message or batch'),
+    response: jsonRpcAnswer,
     handle: async (req, res, input, caller, call) => {
       const developer = Boolean((caller as { capabilities?: { developer?: boolean } } | null)?.capabilities?.developer)
       const server = new Server({ name: 'tale', version }, { capabilities: { tools: {}, resources: {} } })

@@ -1,9 +1,10 @@
 // /openapi.json, generated from the route declarations: the same schemas that check
 // requests describe them here, so the document cannot drift from the running code.
-import { toJsonSchema } from '@valibot/to-json-schema'
-import * as v from 'valibot'
+import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema'
 import type { Route } from '../routes/route.ts'
-import type { Schema } from '../transport/validation.ts'
+import { wireSchema, type Schema } from '../transport/validation.ts'
+import { components } from './components.ts'
+import { errorEnvelope } from './errors.ts'
 
 type Json = Record<string, unknown>
 
@@ -25,9 +26,20 @@ const errorDescriptions: Record<number, string> = {
 // Every authenticated operation can answer these, whatever its own refusals.
 const transportErrors = [400, 401, 403, 405, 408, 413, 414, 429, 500]
 
+function conversion(typeMode: 'input' | 'output'): ConversionConfig {
+  return {
+    target: 'draft-2020-12', typeMode, errorMode: 'ignore', definitions: components(),
+    overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+    // Shapes whose checks do not convert (integers in query strings, objects that are not arrays).
+    overrideSchema: ({ valibotSchema }) => wireSchema(valibotSchema as Schema),
+  }
+}
+
 function jsonSchema(schema: Schema, typeMode: 'input' | 'output'): Json {
-  const converted = toJsonSchema(schema, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' }) as Json
+  const converted = toJsonSchema(schema, conversion(typeMode)) as Json
   delete converted.$schema
+  // Named shapes live once under components/schemas.
+  delete converted.$defs
   return converted
 }
 
@@ -36,9 +48,13 @@ function parameters(schema: Schema | undefined, location: 'path' | 'query' | 'he
   const converted = jsonSchema(schema, 'input')
   const properties = (converted.properties ?? {}) as Record<string, Json>
   const required = new Set((converted.required ?? []) as string[])
-  return Object.entries(properties).map(([name, property]) => ({
-    name, in: location, required: location === 'path' || required.has(name), schema: property,
-  }))
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...schema } = property
+    return {
+      name, in: location, required: location === 'path' || required.has(name), schema,
+      ...(description === undefined ? {} : { description }),
+    }
+  })
 }
 
 const commonHeaders: Json[] = [
@@ -56,7 +72,7 @@ function operationObject(route: Route, shared: boolean): Json {
     const schema = jsonSchema(route.response, 'output')
     success.content = { 'application/json': { schema } }
   } else if (route.produces) {
-    success.content = { [route.produces]: { schema: { type: 'string', format: 'binary' } } }
+    success.content = { [route.produces]: { schema: route.produces.startsWith('text/') ? { type: 'string' } : { type: 'string', format: 'binary' } } }
   }
   if (route.family) success['x-tale-pagination'] = route.family
   if (route.kind === 'operation' && route.location) {
@@ -69,11 +85,15 @@ function operationObject(route: Route, shared: boolean): Json {
   for (const code of errors) {
     responses[String(code)] = { $ref: `#/components/responses/Error${code}` }
   }
+  for (const [code, other] of Object.entries(route.otherResponses ?? {})) {
+    responses[code] = { description: other.description, content: { 'application/json': { schema: jsonSchema(other.body, 'output') } } }
+  }
 
   const operation: Json = {
     // An operation served on several paths (organization and project forms) is
-    // named by each path.
-    operationId: route.kind === 'operation' && !shared ? camel(route.operation) : camel(`${route.method} ${route.path}`),
+    // named by each path unless its declaration names it.
+    operationId: route.operationId
+      ?? (route.kind === 'operation' && !shared ? camel(route.operation) : camel(`${route.method} ${route.path}`)),
     summary: route.summary,
     tags: [route.tag],
     parameters: [
@@ -101,25 +121,19 @@ function camel(text: string): string {
   return words.map((w, i) => (i === 0 ? w.toLowerCase() : w[0]!.toUpperCase() + w.slice(1).toLowerCase())).join('')
 }
 
-const errorSchema = v.object({
-  error: v.string(),
-  code: v.optional(v.string()),
-  data: v.optional(v.record(v.string(), v.unknown())),
-  requestId: v.optional(v.string()),
-})
-
-export function openApiDocument(routes: Route[], options: { version: string; serverUrl: string }): Json {
+export function openApiDocument(routes: Route[], options: { version: string }): Json {
   const paths: Record<string, Json> = {}
   const uses = new Map<string, number>()
   for (const route of routes) if (route.kind === 'operation') uses.set(route.operation, (uses.get(route.operation) ?? 0) + 1)
   for (const route of routes) {
+    if (route.undocumented) continue
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
     const shared = route.kind === 'operation' && (uses.get(route.operation) ?? 0) > 1
     paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: operationObject(route, shared) }
   }
   const errorResponses: Record<string, Json> = {}
   for (const [code, description] of Object.entries(errorDescriptions)) {
-    const response: Json = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+    const response: Json = { description, content: { 'application/json': { schema: jsonSchema(errorEnvelope, 'output') } } }
     if (code === '429') response.headers = { 'Retry-After': { description: 'Whole seconds to wait', schema: { type: 'integer' } } }
     errorResponses[`Error${code}`] = response
   }
@@ -131,7 +145,8 @@ export function openApiDocument(routes: Route[], options: { version: string; ser
       description: 'Server-to-server REST interface. Authenticate with Authorization: Bearer <API_KEY>; ' +
         'select the organization with X-Organization-Slug when the key holder belongs to several.',
     },
-    servers: [{ url: options.serverUrl }],
+    // Relative: the reference's "Try it out" calls whichever origin served it.
+    servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     paths,
     components: {
@@ -147,7 +162,7 @@ export function openApiDocument(routes: Route[], options: { version: string; ser
           description: 'Echoed back; replaced by a generated value when not acceptable',
         },
       },
-      schemas: { Error: jsonSchema(errorSchema, 'output') },
+      schemas: toJsonSchemaDefs(components(), conversion('output')),
       responses: errorResponses,
     },
   }

@@ -40,7 +40,7 @@ const init = `window.ui = SwaggerUIBundle({
 })
 `
 
-export function documentationRoutes(allRoutes: () => Route[], options: { version: string; serverUrl: string }): Route[] {
+export function documentationRoutes(allRoutes: () => Route[], options: { version: string }): Route[] {
   let document: Record<string, unknown> | undefined
   const cache = new Map<string, Buffer>()
   const asset = async (name: string): Promise<Reply> => {
@@ -56,7 +56,8 @@ export function documentationRoutes(allRoutes: () => Route[], options: { version
   return [
     {
       kind: 'keyless', method: 'GET', path: '/openapi.json', tag: 'Reference',
-      summary: 'This instance\'s OpenAPI document', response: v.record(v.string(), v.unknown()),
+      summary: 'This instance\'s OpenAPI document', operationId: 'getOpenApiDocument',
+      response: v.looseObject({ openapi: v.literal('3.1.0'), info: v.record(v.string(), v.unknown()), paths: v.record(v.string(), v.unknown()) }),
       handle: async () => {
         document ??= openApiDocument(allRoutes(), options)
         return { status: 200, body: document }
@@ -64,14 +65,15 @@ export function documentationRoutes(allRoutes: () => Route[], options: { version
     },
     {
       kind: 'keyless', method: 'GET', path: '/docs', tag: 'Reference', summary: 'Interactive API reference (HTML)',
+      operationId: 'getReference', produces: 'text/html',
       handle: async () => ({ status: 200, raw: page, contentType: 'text/html; charset=utf-8' }),
     },
     {
-      kind: 'keyless', method: 'GET', path: '/docs/init.js', tag: 'Reference', summary: 'Reference start-up script',
+      kind: 'keyless', method: 'GET', path: '/docs/init.js', tag: 'Reference', summary: 'Reference start-up script', undocumented: true,
       handle: async () => ({ status: 200, raw: init, contentType: 'text/javascript; charset=utf-8' }),
     },
     {
-      kind: 'keyless', method: 'GET', path: '/docs/assets/:name', tag: 'Reference', summary: 'Reference assets',
+      kind: 'keyless', method: 'GET', path: '/docs/assets/:name', tag: 'Reference', summary: 'Reference assets', undocumented: true,
       params: v.strictObject({ name: v.string() }),
       handle: async (req) => asset((req as { params?: Record<string, string> }).params?.name ?? ''),
     },

@@ -1,21 +1,34 @@
 import * as v from 'valibot'
 import type { Input, Route } from './route.ts'
 import { uuidParam } from '../transport/validation.ts'
+import { component } from '../openapi/components.ts'
 
-// In URLs an automation name writes each `/` as `__`.
-export const automationName = v.pipe(v.string(), v.minLength(1), v.maxLength(400), v.transform((s) => s.replaceAll('__', '/')))
+// In URLs an automation name writes each `/` as `__` (names never hold `__`).
+export const automationName = v.pipe(v.string(), v.minLength(1), v.maxLength(400),
+  v.description('The automation name with each "/" written as "__": sales/lead-intake is sales__lead-intake'),
+  v.transform((s) => s.replaceAll('__', '/')))
 
-const trigger = v.nullable(v.object({ kind: v.string(), enabled: v.boolean() }))
-export const automation = v.object({
-  name: v.string(), latestVersion: v.number(), deployedVersion: v.optional(v.number()), projectIds: v.array(v.string()),
-  description: v.string(), inputs: v.record(v.string(), v.unknown()), trigger,
-})
-const version = v.object({
-  name: v.string(), version: v.number(), deployed: v.boolean(), description: v.string(),
-  inputs: v.record(v.string(), v.unknown()), document: v.record(v.string(), v.unknown()),
-  testsPassed: v.nullable(v.boolean()), testsCheckedAt: v.nullable(v.number()), createdAt: v.number(),
-})
-const installed = v.object({ name: v.string(), added: v.boolean() })
+const int = v.pipe(v.number(), v.integer())
+const timestamp = v.pipe(v.number(), v.integer(), v.description('Epoch milliseconds'))
+const inputs = v.pipe(v.record(v.string(), v.unknown()), v.description('The JSON Schema a run\'s input must match'))
+
+const trigger = component('TriggerSummary', v.nullable(v.pipe(v.strictObject({
+  kind: v.picklist(['schedule', 'webhook', 'event']),
+  enabled: v.boolean(),
+  lastFiredAt: v.nullable(timestamp),
+  lastSkippedAt: v.nullable(timestamp),
+  lastSkipReason: v.nullable(v.picklist(['not_deployed', 'unusable_cron', 'start_refused', 'paused_after_failures'])),
+}), v.description('The bound trigger and its health; null when none is bound'))))
+export const automation = component('Automation', v.strictObject({
+  name: v.string(), latestVersion: int, deployedVersion: v.optional(int), projectIds: v.array(v.string()),
+  description: v.string(), inputs, trigger, createdAt: timestamp, updatedAt: timestamp,
+}))
+const version = component('AutomationVersion', v.strictObject({
+  name: v.string(), version: int, deployed: v.boolean(), latestVersion: int, deployedVersion: v.nullable(int),
+  description: v.string(), inputs, document: v.record(v.string(), v.unknown()),
+  testsPassed: v.nullable(v.boolean()), testsCheckedAt: v.nullable(timestamp), createdAt: timestamp,
+}))
+const installed = v.strictObject({ name: v.string(), added: v.boolean() })
 
 const nameParams = v.strictObject({ name: automationName })
 const projectNameParams = v.strictObject({ id: uuidParam, name: automationName })
@@ -26,7 +39,7 @@ const installLocation = (body: Record<string, any>, input: Input) => body.added
 export const automationRoutes: Route[] = [
   {
     kind: 'operation', method: 'GET', path: '/api/v1/automations', tag: 'Automations', operation: 'automations_list',
-    family: 'unpaginated', summary: 'Every automation of the organization', response: v.object({ automations: v.array(automation) }),
+    family: 'unpaginated', summary: 'Every automation of the organization', response: v.strictObject({ automations: v.array(automation) }),
   },
   {
     kind: 'operation', method: 'GET', path: '/api/v1/automations/:name', tag: 'Automations', operation: 'automation_get',
@@ -39,9 +52,9 @@ export const automationRoutes: Route[] = [
     kind: 'operation', method: 'GET', path: '/api/v1/automations/:name/versions', tag: 'Automations',
     operation: 'automation_versions', family: 'unpaginated', summary: 'The versions of an automation, newest first',
     errors: [404], params: nameParams,
-    response: v.object({ deployedVersion: v.nullable(v.number()), versions: v.array(v.object({
-      version: v.number(), deployed: v.boolean(), testsPassed: v.nullable(v.boolean()), testsCheckedAt: v.nullable(v.number()),
-      createdAt: v.number(),
+    response: v.strictObject({ deployedVersion: v.nullable(int), versions: v.array(v.strictObject({
+      version: int, deployed: v.boolean(), testsPassed: v.nullable(v.boolean()), testsCheckedAt: v.nullable(timestamp),
+      createdAt: timestamp,
     })) }),
   },
   {
@@ -52,11 +65,11 @@ export const automationRoutes: Route[] = [
   {
     kind: 'operation', method: 'GET', path: '/api/v1/projects/:id/automations', tag: 'Automations', operation: 'project_automations',
     family: 'unpaginated', summary: 'The automations installed in a project', errors: [404],
-    params: v.strictObject({ id: uuidParam }), response: v.object({ automations: v.array(automation) }),
+    params: v.strictObject({ id: uuidParam }), response: v.strictObject({ automations: v.array(automation) }),
   },
   {
     kind: 'operation', method: 'POST', path: '/api/v1/projects/:id/automations/:name', tag: 'Automations',
-    operation: 'automation_install', summary: 'Install an automation in a project', errors: [403, 404],
+    operation: 'automation_install', operationId: 'installProjectAutomation', summary: 'Install an automation in a project', errors: [403, 404],
     params: projectNameParams, body: v.strictObject({}), response: installed,
     status: (body) => (body.added ? 201 : 200), location: installLocation,
   },
@@ -67,7 +80,7 @@ export const automationRoutes: Route[] = [
   },
   {
     kind: 'operation', method: 'POST', path: '/api/v1/automations/:name/projects', tag: 'Automations',
-    operation: 'automation_install', summary: 'Install an automation in a project (earlier variant)', errors: [403, 404],
+    operation: 'automation_install', operationId: 'installAutomationInProject', summary: 'Install an automation in a project (earlier variant)', errors: [403, 404],
     params: nameParams, body: v.strictObject({ projectId: uuidParam }), response: installed,
     status: (body) => (body.added ? 201 : 200), location: installLocation,
   },

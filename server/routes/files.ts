@@ -12,9 +12,9 @@ import { observeBlob, observeStore } from '../core/storage/observe.ts'
 /** The presigned PUT lives as long as the upload: 30 minutes. */
 export const UPLOAD_LIFETIME_SECONDS = 30 * 60
 
-const file = v.object({
+const file = v.strictObject({
   id: v.string(), fileName: v.string(), folderId: v.nullable(v.string()), mimeType: v.string(),
-  size: v.nullable(v.number()), indexing: v.object({ status: v.string() }), createdAt: v.number(), projectId: v.string(),
+  size: v.nullable(v.pipe(v.number(), v.integer())), indexing: v.strictObject({ status: v.picklist(['skipped', 'indexing', 'indexed', 'failed']) }), createdAt: v.number(), projectId: v.string(),
 })
 // Any non-blank string: one naming no record of the project answers its 404.
 const reference = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be blank'), v.maxLength(200))
@@ -27,7 +27,7 @@ const contentType = v.pipe(v.string(), v.maxLength(255),
   v.regex(/^[A-Za-z0-9][\w!#$&^.+-]*\/[A-Za-z0-9][\w!#$&^.+-]*(\s*;\s*[\w!#$&^.+-]+=("[^"\\]*"|[\w!#$&^.+-]+))*$/, 'must be a media type such as text/plain'))
 const byteCount = v.pipe(v.number(), v.integer('must be a whole number of bytes'), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER))
 
-const handoff = v.object({
+const handoff = v.strictObject({
   uploadId: v.string(), url: v.string(), method: v.literal('PUT'), s3Ref: v.string(), expiresAt: v.number(), maxBytes: v.number(),
 })
 
@@ -62,7 +62,7 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
         uploadId: reference, fileId: s3Ref, folderId: v.optional(v.nullable(reference)), fileName,
         skipRagIndexing: v.optional(v.boolean()),
       }),
-      response: v.object({ file }),
+      response: v.strictObject({ file }),
       observe: (input) => observeBlob(store, (input.body as { fileId: string }).fileId),
       location: (body, input) => `/api/v1/projects/${String(input.params.id)}/files/${body.file.id}`,
     },
@@ -72,11 +72,11 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
       errors: [400, 404],
       params: projectParams,
       query: v.strictObject({ folderId: v.optional(reference), limit: v.optional(integerParam(1)), cursor: v.optional(v.string()) }),
-      response: v.object({ files: v.array(file), isDone: v.boolean(), continueCursor: v.string(), cursor: v.optional(v.string()) }),
+      response: v.strictObject({ files: v.array(file), isDone: v.boolean(), continueCursor: v.string(), cursor: v.optional(v.string()) }),
     },
     {
       kind: 'operation', method: 'GET', path: '/api/v1/projects/:id/files/:documentId', tag: 'Files', operation: 'file_get',
-      summary: 'Read a project file', errors: [404], params: fileParams, response: v.object({ file }),
+      summary: 'Read a project file', errors: [404], params: fileParams, response: v.strictObject({ file }),
     },
     {
       kind: 'operation', method: 'GET', path: '/api/v1/projects/:id/files/:documentId/content', tag: 'Files',
@@ -87,7 +87,7 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
     {
       kind: 'operation', method: 'POST', path: '/api/v1/projects/:id/files/:documentId/retry-indexing', tag: 'Files',
       operation: 'file_retry_indexing', summary: 'Index the file (again), lifting an opt-out; 10 per user per minute',
-      errors: [403, 404, 429], params: fileParams, response: v.object({ status: v.literal('indexing') }),
+      errors: [403, 404, 429], params: fileParams, response: v.strictObject({ status: v.literal('indexing') }),
     },
     {
       kind: 'operation', method: 'DELETE', path: '/api/v1/projects/:id/files/:documentId', tag: 'Files',

@@ -22,20 +22,21 @@ export function healthRoutes(requests: Sql, version: string): Route[] {
       components: { api: 'up', database: database ? 'up' : 'down' },
     }
   }
-  const statusShape = v.object({
-    status: v.picklist(['ok', 'degraded']), version: v.string(), uptimeSeconds: v.number(),
-    components: v.object({ api: v.string(), database: v.string() }),
+  const statusShape = v.strictObject({
+    status: v.picklist(['ok', 'degraded']), version: v.string(), uptimeSeconds: v.pipe(v.number(), v.integer()),
+    components: v.strictObject({ api: v.literal('up'), database: v.picklist(['up', 'down']) }),
   })
   return [
     {
       kind: 'keyless', method: 'GET', path: '/health', tag: 'Health', summary: 'The HTTP front is running',
-      response: v.object({ status: v.literal('ok') }),
+      response: v.strictObject({ status: v.literal('ok') }),
       handle: async () => ({ status: 200, body: { status: 'ok' } }),
     },
     {
       kind: 'keyless', method: 'GET', path: '/api/health', tag: 'Health',
       summary: 'The platform is up and its database answers (503 otherwise)',
-      response: v.object({ status: v.literal('ok') }),
+      response: v.strictObject({ status: v.literal('ok') }),
+      otherResponses: { 503: { description: 'The database does not answer', body: v.strictObject({ status: v.literal('unavailable') }) } },
       handle: async () => (await databaseAnswers(requests)
         ? { status: 200, body: { status: 'ok' } }
         : { status: 503, body: { status: 'unavailable' } }),

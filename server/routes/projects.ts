@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import type { Route } from './route.ts'
 import { integerParam, uuidParam } from '../transport/validation.ts'
 
-const project = v.object({
+const project = v.strictObject({
   id: v.string(), name: v.string(), key: v.nullable(v.string()), description: v.nullable(v.string()),
   externalItemId: v.nullable(v.string()), archivedAt: v.optional(v.number()),
   createdAt: v.number(), updatedAt: v.number(),
@@ -23,7 +23,7 @@ export const projectRoutes: Route[] = [
       archived: v.optional(v.picklist(['include', 'only'], 'must be include or only')),
       externalItemId: v.optional(externalItemId),
     }),
-    response: v.object({
+    response: v.strictObject({
       projects: v.array(project), isDone: v.boolean(), continueCursor: v.string(),
       cursor: v.optional(v.string()),
     }),
@@ -37,7 +37,7 @@ export const projectRoutes: Route[] = [
       description: v.optional(v.nullable(description)),
       externalItemId: v.optional(v.nullable(externalItemId)),
     }),
-    response: v.object({ project }),
+    response: v.strictObject({ project }),
     location: (body) => `/api/v1/projects/${body.project.id}`,
   },
   {
@@ -50,7 +50,7 @@ export const projectRoutes: Route[] = [
       description: v.optional(v.nullable(description)),
       externalItemId: v.optional(v.nullable(externalItemId)),
     }),
-    response: v.object({ project }),
+    response: v.strictObject({ project }),
   },
   {
     kind: 'operation', method: 'DELETE', path: '/api/v1/projects/:id', tag: 'Projects', operation: 'project_delete',

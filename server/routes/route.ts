@@ -44,7 +44,13 @@ interface Common {
   produces?: string
   /** Coded refusals this operation may answer, for the OpenAPI document. */
   errors?: number[]
+  /** Answers other than success and the error envelope (a health check's 503), for the OpenAPI document. */
+  otherResponses?: Record<number, { description: string; body: Schema }>
   family?: Family
+  /** The operation's name in the OpenAPI document, where the SQL operation's name is shared by several paths. */
+  operationId?: string
+  /** Left out of the OpenAPI document (the reference's own scripts and assets). */
+  undocumented?: boolean
 }
 
 /** An operation of the API: authenticated, one SQL function call. */

@@ -21,10 +21,32 @@ export function check<S extends Schema>(schema: S, value: unknown): { ok: true; 
 }
 
 // Shared field shapes.
-export const integerParam = (min: number) =>
-  // Any length of digits: a value above an operation's ceiling is clamped there.
-  v.pipe(v.string(), v.regex(/^-?\d+$/, 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
+// How the document describes a shape whose check does not convert to JSON Schema.
+const wireSchemas = new WeakMap<Schema, Record<string, unknown>>()
+
+/** The JSON Schema the document gives a shape instead of converting it. */
+export const wireSchema = (schema: Schema): Record<string, unknown> | undefined => wireSchemas.get(schema)
+
+/** An integer sent as a query string. Any length of digits: a value above an operation's ceiling is clamped there. */
+export function integerParam(min: number): Schema {
+  // The pipe's first schema is marked (a pipe itself is never offered for
+  // overriding), and the digits are checked with check, not regex, so no string
+  // pattern reaches the document.
+  const digits = v.string()
+  wireSchemas.set(digits, { type: 'integer', minimum: min })
+  return v.pipe(digits, v.check((s) => /^-?\d+$/.test(s), 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
+}
+
 export const uuidParam = v.pipe(v.string(), v.uuid('must be an identifier'))
+
+// valibot's record and object schemas take an array (as an object of its indexes),
+// so the array is refused before them.
+const notArray = v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'must be an object')
+wireSchemas.set(notArray, { type: 'object' })
+
+/** A JSON object, never an array. */
+export const jsonObject = v.pipe(notArray, v.record(v.string(), v.unknown()))
 
 /** A timestamp sent by a client: whole epoch milliseconds from 0 to 8640000000000000. */
 export const MAX_TIMESTAMP = 8_640_000_000_000_000

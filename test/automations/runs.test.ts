@@ -152,3 +152,19 @@ t.test('cancel and delete', async (t) => {
   t.equal((await dev.del(`/api/v1/runs/${started.body.runId}`)).status, 204)
   refused(t, await dev.get(`/api/v1/runs/${started.body.runId}`), 404, 'NOT_FOUND', 'a deleted run')
 })
+
+t.test('a run input that is an array is refused as the body\'s input', async (t) => {
+  const { dev } = await automationWorld(t, { worker: false })
+  await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
+  const res = await dev.post('/api/v1/automations/ops__greeter/runs', { input: [] })
+  refused(t, res, 400, 'INVALID_BODY', 'an array input')
+  t.same(res.body.data.issues, [{ path: 'input', message: 'must be an object' }])
+})
+
+t.test('an answer that is an array is refused as the body\'s answer', async (t) => {
+  const { dev } = await automationWorld(t, { worker: false })
+  const id = '00000000-0000-4000-8000-000000000000'
+  const res = await dev.post(`/api/v1/runs/${id}/asks/${id}`, { answer: [] })
+  refused(t, res, 400, 'INVALID_BODY', 'an array answer')
+  t.same(res.body.data.issues, [{ path: 'answer', message: 'must be an object' }])
+})

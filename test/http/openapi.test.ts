@@ -20,6 +20,7 @@ t.test('the OpenAPI document is valid and describes every route', async (t) => {
 
   const routes = allRoutes(service.db.owner, loadConfig({ DATABASE_URL: service.db.url, LOG_LEVEL: 'silent' }), null)
   for (const route of routes) {
+    if (route.undocumented) continue
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
     const operation = document.paths[path]?.[route.method.toLowerCase()]
     t.ok(operation, `${route.method} ${route.path} is described`)

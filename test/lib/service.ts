@@ -6,6 +6,7 @@ import { startService } from '../../server/service.ts'
 import { createLogger, type Level, type Logger } from '../../server/core/log.ts'
 import { seed, type SeedFile, type SeedResult } from '../../server/admin/operations.ts'
 import { freshDatabase, type TestDatabase } from './db.ts'
+import { responseChecker, type ResponseChecker } from './openapi.ts'
 import { seedFile } from './fixtures.ts'
 import type { ObjectStore } from '../../server/core/storage/object-store.ts'
 import { startWorker } from '../../jobs/worker.ts'
@@ -68,6 +69,10 @@ export async function startTestService(t: Test, env: Record<string, string> = {}
     await worker?.stop()
     await db.drop()
   })
+  // The document this instance publishes, read once, before any test can stop the database.
+  let published: Promise<ResponseChecker> | undefined
+  const checker = () => published ??= fetch(`${service.url}/openapi.json`)
+    .then((res) => res.json() as Promise<Record<string, unknown>>).then(responseChecker)
   const request = async (method: string, path: string, options: RequestOptions = {}): Promise<Response> => {
     const headers: Record<string, string> = { ...options.headers }
     if (options.key) headers.authorization = `Bearer ${options.key}`
@@ -81,6 +86,7 @@ export async function startTestService(t: Test, env: Record<string, string> = {}
     } catch {
       parsed = undefined
     }
+    ;(await checker()).check(method, path, response.status, response.headers.get('content-type'), parsed)
     return { status: response.status, headers: response.headers, text, body: parsed }
   }
   return {

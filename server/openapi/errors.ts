@@ -1,0 +1,29 @@
+// The error envelope as the document publishes it, with every code the service
+// raises. A test compares this list with the codes raised in db/functions and
+// server/, so a new refusal cannot reach the wire undeclared.
+import * as v from 'valibot'
+import { component } from './components.ts'
+
+export const ERROR_CODES = [
+  'APPROVAL_DECIDED', 'ASK_ANSWERED', 'AUTOMATION_HAS_ACTIVE_RUNS', 'AUTOMATION_NAME_TAKEN', 'AUTOMATION_NOT_DEPLOYED',
+  'AUTOMATION_NOT_FOUND', 'AUTOMATION_NOT_INSTALLED', 'AUTOMATION_PROJECT_SCOPE_REQUIRED', 'AUTOMATION_VERSION_UNKNOWN',
+  'BLOB_NOT_FOUND', 'BODY_TOO_LARGE', 'FILE_NOT_FOUND', 'FILE_TOO_LARGE', 'FOLDER_DEPTH_EXCEEDED', 'FOLDER_NAME_INVALID',
+  'FOLDER_NOT_FOUND', 'INTERNAL_ERROR', 'INVALID_BODY', 'INVALID_CURSOR', 'INVALID_HEADER', 'INVALID_QUERY',
+  'METHOD_NOT_ALLOWED', 'NOT_FOUND', 'OBJECT_STORE_UNAVAILABLE', 'OBJECT_STORE_UNCONFIGURED', 'ORG_FORBIDDEN',
+  'ORG_SLUG_INVALID', 'ORG_SLUG_REQUIRED', 'PROJECT_ARCHIVED', 'PROJECT_DUPLICATE_EXTERNAL_ID',
+  'PROJECT_HAS_BOUND_AUTOMATIONS', 'PROJECT_KEY_TAKEN', 'PROJECT_LEGAL_HOLD', 'PURGE_INCOMPLETE', 'RATE_LIMITED',
+  'REQUEST_TIMEOUT', 'ROLE_FORBIDDEN', 'RUN_FINISHED', 'RUN_IN_FLIGHT', 'UNAUTHORIZED', 'UNSUPPORTED_FILE_TYPE',
+  'UPLOAD_POLICY_REJECTED', 'URI_TOO_LONG',
+] as const
+
+export const errorCode = component('ErrorCode', v.picklist(ERROR_CODES))
+
+const issue = component('Issue', v.strictObject({ path: v.string(), message: v.string() }))
+
+export const errorEnvelope = component('Error', v.strictObject({
+  error: v.pipe(v.string(), v.description('For people; branch on the status and the code')),
+  code: errorCode,
+  // Each refusal adds its own keys (limitBytes, automations, retryAfter...).
+  data: v.looseObject({ issues: v.optional(v.array(issue)) }),
+  requestId: v.optional(v.pipe(v.string(), v.description('On 413, 414, 429 and 500'))),
+}))
