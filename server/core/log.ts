@@ -1,4 +1,5 @@
-// Structured logs on stderr, one JSON object per line.
+// Structured logs on stderr, one JSON object per line. Every process writes through
+// it: requests, the job worker's own lines and Node's process warnings included.
 export type Level = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 
@@ -16,7 +17,14 @@ export function createLogger(level: Level): Logger {
     for (const [key, value] of Object.entries(fields)) {
       entry[key] = value instanceof Error ? { message: value.message, stack: value.stack } : value
     }
-    process.stderr.write(JSON.stringify(entry) + '\n')
+    let line: string
+    try {
+      line = JSON.stringify(entry)
+    } catch {
+      // A field that cannot be serialized (a cycle, a BigInt) must not cost the line.
+      line = JSON.stringify({ level: at, time: entry.time, message, fields: 'unserializable' })
+    }
+    process.stderr.write(line + '\n')
   }
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') }
 }
