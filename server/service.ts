@@ -41,7 +41,7 @@ export interface ServiceOptions {
 
 export async function startService(config: Config, databaseUrl: string, options: ServiceOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config.LOG_LEVEL)
-  const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery)
+  const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery, config.DATABASE_REQUEST_URL)
   const server = createApp({ config, requests, routes: allRoutes(requests, config, options.objectStore ?? null), log })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
