@@ -95,25 +95,39 @@ create or replace function app.keyset_position(created_at timestamptz, id uuid) 
   select jsonb_build_array((extract(epoch from created_at) * 1000000)::bigint, id)
 $$;
 
--- The one keyset page of every list: a list resumes with app.keyset_resume, selects
--- at most page_size + 1 candidate rows below the resume point in its order, and hands
--- their bodies and positions here. The first page_size are served under the
--- collection's name; a further candidate means another page follows, resumed after
--- the last row served (continueCursor, and `cursor`, its deprecated twin). rows may
--- stop short of the candidates past the page (a page that ends early by size).
-drop function if exists app.keyset_page(text, jsonb, boolean, text, jsonb, jsonb);
-create or replace function app.keyset_page(collection text, list text, filters jsonb, page_size integer,
-  rows jsonb, positions jsonb[]) returns jsonb language plpgsql stable as $$
+-- The response of a keyset page: rows under their collection name and, when another
+-- page follows, continueCursor (and `cursor`, its deprecated twin) resuming after
+-- next_position, the position of the last row served.
+create or replace function app.keyset_reply(collection text, list text, filters jsonb, rows jsonb, next_position jsonb)
+returns jsonb language plpgsql stable as $$
 declare
   next_cursor text;
 begin
-  if coalesce(cardinality(positions), 0) > page_size then
-    next_cursor := app.cursor_issue(list, filters, positions[page_size]);
-    return jsonb_build_object(collection, rows - page_size, 'isDone', false,
+  if next_position is not null then
+    next_cursor := app.cursor_issue(list, filters, next_position);
+    return jsonb_build_object(collection, coalesce(rows, '[]'), 'isDone', false,
                               'continueCursor', next_cursor, 'cursor', next_cursor);
   end if;
   return jsonb_build_object(collection, coalesce(rows, '[]'), 'isDone', true, 'continueCursor', '');
 end $$;
 
+-- The one keyset page of every list: a list resumes with app.keyset_resume, selects
+-- at most page_size + 1 candidate rows below the resume point in its order, and hands
+-- their bodies and positions here, so it writes only its filter and its order. The
+-- first page_size are served; a further candidate means another page follows. rows
+-- may stop short of the candidates past the page (a page that ends early by size).
+-- (GET /projects, the hottest list, computes the same in one pass and answers with
+-- app.keyset_reply directly: trimming the extra row here costs it measurably.)
+drop function if exists app.keyset_page(text, jsonb, boolean, text, jsonb, jsonb);
+create or replace function app.keyset_page(collection text, list text, filters jsonb, page_size integer,
+  rows jsonb, positions jsonb[]) returns jsonb language plpgsql stable as $$
+begin
+  if coalesce(cardinality(positions), 0) > page_size then
+    return app.keyset_reply(collection, list, filters,
+      case when jsonb_array_length(rows) > page_size then rows - page_size else rows end, positions[page_size]);
+  end if;
+  return app.keyset_reply(collection, list, filters, rows, null);
+end $$;
+
 grant execute on function app.base64url, app.base64url_decode, app.cursor_issue, app.cursor_read, app.keyset_resume,
-  app.page_size, app.keyset_position, app.keyset_page to api;
+  app.page_size, app.keyset_position, app.keyset_reply, app.keyset_page to api;

@@ -22,19 +22,30 @@ begin
   end;
 end $$;
 
--- Whether the caller sees the project: exactly when its row is visible to them
--- (db/policies/projects.sql decides), so project-scoped tables follow their project
--- without restating the rule. Owners and admins see every project of the
--- organization, which plain SQL answers without a lookup (this wrapper is inlined
--- into the policies that call it); anyone else costs one primary-key probe.
-create or replace function app.can_read_project(project uuid) returns boolean language sql stable as $$
-  select app.is_admin() or app.project_visible(project)
-$$;
-
-create or replace function app.project_visible(project uuid) returns boolean language plpgsql stable as $$
+-- Which projects the caller sees (the rule of db/policies/projects.sql): owners and
+-- admins every project of the organization; anyone else the projects a grant gives
+-- them (their own or a team's) and those they created. The policies of
+-- project-scoped tables write it as
+--   (select app.is_admin()) or project_id in (select app.granted_project_ids())
+-- so the grants are read once per statement into a hashed set, not once per row
+-- (a run list scans thousands of rows), and never for admins;
+-- app.can_read_project(id) says the same of one project.
+create or replace function app.granted_project_ids() returns setof uuid language plpgsql stable as $$
 begin
-  return exists (select 1 from app.projects p where p.organization_id = app.org_id() and p.id = project);
+  return query
+    select pa.project_id from app.project_access pa
+     where pa.organization_id = app.org_id()
+       and (pa.user_id = app.user_id() or pa.team_id in (select t from app.my_team_ids() t))
+    union
+    select p.id from app.projects p where p.organization_id = app.org_id() and p.created_by = app.user_id();
 end $$;
+
+create or replace function app.can_read_project(project uuid) returns boolean language plpgsql stable as $$
+begin
+  return app.is_admin() or exists (select 1 from app.granted_project_ids() g where g = project);
+end $$;
+
+drop function if exists app.project_visible(uuid);
 
 -- Whether the caller may change the project's contents: the Editor role or above and
 -- edit access to it.
@@ -58,5 +69,5 @@ begin
                   where p.organization_id = app.org_id() and p.id = project and p.created_by = app.user_id());
 end $$;
 
-grant execute on function app.my_team_ids, app.project_access, app.can_read_project, app.project_visible,
+grant execute on function app.my_team_ids, app.project_access, app.granted_project_ids, app.can_read_project,
   app.can_edit_project, app.can_read_run, app.created_by_caller to api;

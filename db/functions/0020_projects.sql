@@ -67,7 +67,8 @@ declare
   filters jsonb := jsonb_build_object('archived', archived);
   page_start record;
   rows jsonb;
-  positions jsonb[];
+  last_position jsonb;
+  more boolean;
 begin
   if args ? 'externalItemId' then
     if args ?| array['limit', 'cursor', 'archived'] then
@@ -82,18 +83,23 @@ begin
   end if;
 
   page_start := app.keyset_resume(args->>'cursor', 'projects', filters);
-  select jsonb_agg(app.project_json(p) order by p.created_at desc, p.id desc),
-         array_agg(app.keyset_position(p.created_at, p.id) order by p.created_at desc, p.id desc)
-    into rows, positions
-    from (select * from app.projects p
+  -- The hottest list: the page, whether another follows and where it resumes, in one
+  -- pass over page_size + 1 rows (the generic app.keyset_page would build the extra
+  -- row's body and trim it).
+  select jsonb_agg(app.project_json(page.p) order by page.n) filter (where page.n <= page_size),
+         (array_agg(app.keyset_position((page.p).created_at, (page.p).id)) filter (where page.n = page_size))[1],
+         count(*) > page_size
+    into rows, last_position, more
+    from (select p, row_number() over (order by p.created_at desc, p.id desc) as n
+            from app.projects p
            where p.organization_id = app.org_id()
              and (p.created_at, p.id) < (page_start.after_created, page_start.after_id)
              and case archived when 'only' then p.archived_at is not null
                                when 'include' then true
                                else p.archived_at is null end
            order by p.created_at desc, p.id desc
-           limit page_size + 1) p;
-  return app.keyset_page('projects', 'projects', filters, page_size, rows, positions);
+           limit page_size + 1) page;
+  return app.keyset_reply('projects', 'projects', filters, rows, case when more then last_position end);
 end $$;
 
 -- PROJECT_DUPLICATE_EXTERNAL_ID names the key of the project holding the id. That

@@ -9,7 +9,8 @@ select app.drop_policies('app.automation_installs');
 grant select, insert, delete on app.automation_installs to api;
 
 create policy automation_installs_select on app.automation_installs for select to api
-  using (organization_id = (select app.org_id()) and app.can_read_project(project_id));
+  using (organization_id = (select app.org_id())
+         and ((select app.is_admin()) or project_id in (select app.granted_project_ids())));
 
 create policy automation_installs_insert on app.automation_installs for insert to api
   with check (organization_id = (select app.org_id()) and (select app.has_developer_role())

@@ -9,7 +9,8 @@ select app.drop_policies('app.documents');
 grant select, insert, update, delete on app.documents to api;
 
 create policy documents_select on app.documents for select to api
-  using (organization_id = (select app.org_id()) and (project_id is null or app.can_read_project(project_id)));
+  using (organization_id = (select app.org_id())
+         and (project_id is null or (select app.is_admin()) or project_id in (select app.granted_project_ids())));
 
 create policy documents_insert on app.documents for insert to api
   with check (organization_id = (select app.org_id()) and app.can_edit_project(project_id)

@@ -6,7 +6,8 @@ select app.drop_policies('app.folders');
 grant select, insert, delete on app.folders to api;
 
 create policy folders_select on app.folders for select to api
-  using (organization_id = (select app.org_id()) and app.can_read_project(project_id));
+  using (organization_id = (select app.org_id())
+         and ((select app.is_admin()) or project_id in (select app.granted_project_ids())));
 
 create policy folders_insert on app.folders for insert to api
   with check (organization_id = (select app.org_id()) and app.can_edit_project(project_id)

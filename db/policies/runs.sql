@@ -1,5 +1,6 @@
 -- Runs of the organization exist for its members; a run in a project only for those
--- who see the project. The caller starts runs as themself, live ones with the
+-- who see the project (a set read once per statement: db/functions/0005_access.sql
+-- says why it is not a per-row call). The caller starts runs as themself, live ones with the
 -- developer capability. Two changes reach a run over REST, each held here to its
 -- rule and to the columns it writes: a resumption after a person's answer (any
 -- member who sees the run) and a cancel (the developer capability). Everything else
@@ -13,7 +14,8 @@ grant update (status, waiting_for, detail, resume, resume_at, cancel_requested_a
   on app.runs to api;
 
 create policy runs_select on app.runs for select to api
-  using (organization_id = (select app.org_id()) and (project_id is null or app.can_read_project(project_id)));
+  using (organization_id = (select app.org_id())
+         and (project_id is null or (select app.is_admin()) or project_id in (select app.granted_project_ids())));
 
 create policy runs_insert on app.runs for insert to api
   with check (organization_id = (select app.org_id()) and started_by = (select app.user_id())
@@ -23,7 +25,8 @@ create policy runs_insert on app.runs for insert to api
 -- A run parked on an approval or a question goes back to the queue carrying an
 -- answer the caller put on record (app.resumes_with_recorded_answer), and nothing else.
 create policy runs_resume on app.runs for update to api
-  using (organization_id = (select app.org_id()) and (project_id is null or app.can_read_project(project_id))
+  using (organization_id = (select app.org_id())
+         and (project_id is null or (select app.is_admin()) or project_id in (select app.granted_project_ids()))
          and status = 'waiting' and waiting_for in ('approval', 'ask'))
   with check (status = 'queued' and waiting_for is null and cancel_requested_at is null and finished_at is null
               and app.resumes_with_recorded_answer(id, resume));
@@ -32,7 +35,7 @@ create policy runs_resume on app.runs for update to api
 -- boundary (running): the developer capability.
 create policy runs_cancel on app.runs for update to api
   using (organization_id = (select app.org_id()) and (select app.has_developer_role())
-         and (project_id is null or app.can_read_project(project_id))
+         and (project_id is null or (select app.is_admin()) or project_id in (select app.granted_project_ids()))
          and status in ('queued', 'running', 'waiting'))
   with check ((select app.has_developer_role()) and cancel_requested_at is not null
               and (status = 'cancelled' and waiting_for is null and finished_at is not null or status = 'running'));
