@@ -1,12 +1,13 @@
 // Automation reads, deletion and project installs over REST (SPEC.md "Automations
 // and triggers").
 import t from 'tap'
-import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { world } from '../lib/world.ts'
 import { refused } from '../lib/assert.ts'
 
 
 t.test('list and read versions; names with / are written __ in URLs', async (t) => {
-  const { max, dev } = await automationWorld(t, { worker: false })
+  const { max, dev } = await world(t)
   const client = await dev.mcp()
   await callTool(client, 'automation_create', { document: simpleDocument('sales/leads/intake') })
   await callTool(client, 'automation_save', { name: 'sales/leads/intake', document: simpleDocument('sales/leads/intake', {
@@ -43,7 +44,7 @@ t.test('list and read versions; names with / are written __ in URLs', async (t) 
 })
 
 t.test('install into projects, both route forms; uninstall; project delete refused while installed', async (t) => {
-  const { service, alpha, beta, dev, eddie, olive } = await automationWorld(t, { worker: false })
+  const { service, alpha, beta, dev, eddie, olive } = await world(t)
   await callTool(await dev.mcp(), 'automation_create', { document: simpleDocument('ops/greeter') })
 
   const first = await dev.post(`/api/v1/projects/${alpha}/automations/ops__greeter`, {})
@@ -53,7 +54,7 @@ t.test('install into projects, both route forms; uninstall; project delete refus
   const again = await dev.post(`/api/v1/projects/${alpha}/automations/ops__greeter`, {})
   t.equal(again.status, 200)
   t.same(again.body, { name: 'ops/greeter', added: false })
-  refused(t, await eddie.post(`/api/v1/projects/${alpha}/automations/ops__greeter`, {}), 404, 'NOT_FOUND', 'an editor without access to the project')
+  refused(t, await eddie.post(`/api/v1/projects/${beta}/automations/ops__greeter`, {}), 404, 'NOT_FOUND', 'an editor without access to the project')
   refused(t, await dev.post(`/api/v1/projects/${beta}/automations/ops__greeter`, {}), 404, 'NOT_FOUND', 'a project the developer cannot see')
   const earlier = await olive.post('/api/v1/automations/ops__greeter/projects', { projectId: beta })
   t.equal(earlier.status, 201, 'the earlier variant installs too')
@@ -76,7 +77,7 @@ t.test('install into projects, both route forms; uninstall; project delete refus
 })
 
 t.test('installing needs the developer capability and edit access', async (t) => {
-  const { alpha, dev, max } = await automationWorld(t, { worker: false, seed: {
+  const { alpha, dev, max } = await world(t, { seed: {
     projects: [{ org: 'acme', name: 'Alpha', createdBy: 'olive@acme.test', access: [{ email: 'max@acme.test', level: 'edit' }, { email: 'dev@acme.test', level: 'read' }] }],
   } })
   await callTool(await dev.mcp(), 'automation_create', { document: simpleDocument('ops/greeter') })
@@ -85,7 +86,7 @@ t.test('installing needs the developer capability and edit access', async (t) =>
 })
 
 t.test('delete: developers only, refused while a run is live; runs stay listed and readable', async (t) => {
-  const { dev, max } = await automationWorld(t)
+  const { dev, max } = await world(t, { worker: true })
   await deploy(await dev.mcp(), {
     name: 'ops/gate',
     steps: [{ slug: 'approve', type: 'approval', config: { title: 'ok?' }, next: { approved: 'end' } }, { slug: 'end', type: 'output', config: { mapping: { ok: true } } }],

@@ -4,7 +4,8 @@ import t from 'tap'
 import http from 'node:http'
 import { spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
-import { automationWorld, deploy, waitForRun } from '../lib/automations.ts'
+import { deploy, waitForRun } from '../lib/automations.ts'
+import { world } from '../lib/world.ts'
 import { startWorker } from '../../jobs/worker.ts'
 import { Logger } from 'graphile-worker'
 
@@ -27,7 +28,7 @@ t.test('a run survives its worker being killed mid-step', async (t) => {
   t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
-  const { service, dev } = await automationWorld(t, { worker: false })
+  const { service, dev } = await world(t)
   await deploy(await dev.mcp(), {
     name: 'ops/durable',
     steps: [

@@ -4,14 +4,15 @@ import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
-import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { world } from '../lib/world.ts'
 import { refused } from '../lib/assert.ts'
 
 
 const mcpError = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error as McpError)
 
 t.test('test verdicts: false when a test fails, null without tests, the latest wins', async (t) => {
-  const { service, dev } = await automationWorld(t, { worker: false })
+  const { service, dev } = await world(t)
   const client = await dev.mcp()
   const failing = simpleDocument('ops/failing', {
     tests: [{ name: 'expects the wrong greeting', input: { who: 'Ada' }, expect: { output: { greeting: 'Bye Ada' } } }],
@@ -39,7 +40,7 @@ t.test('test verdicts: false when a test fails, null without tests, the latest w
 })
 
 t.test('authoring refusals', async (t) => {
-  const { dev } = await automationWorld(t, { worker: false })
+  const { dev } = await world(t)
   const client = await dev.mcp()
   await callTool(client, 'automation_create', { document: simpleDocument('ops/one') })
   t.match((await mcpError(client.callTool({ name: 'automation_create', arguments: { document: simpleDocument('OPS/one') } })))?.data,
@@ -53,25 +54,24 @@ t.test('authoring refusals', async (t) => {
 })
 
 t.test('another organization sees none of it', async (t) => {
-  const { dev, seeded, service } = await automationWorld(t)
+  const { dev, gina } = await world(t, { worker: true })
   await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
   const started = await dev.post('/api/v1/automations/ops__greeter/runs', { input: { who: 'a' } })
   await waitForRun(dev.get, started.body.runId)
-  const gina = seeded.users['gina@globex.test']!.keys.main!
-  const as = (method: string, path: string, body?: unknown) => service.request(method, path, { key: gina, body })
+  const as = (method: string, path: string, body?: unknown) => gina.request(method, path, { body })
   t.same((await as('GET', '/api/v1/automations')).body.automations, [])
   refused(t, await as('GET', '/api/v1/automations/ops__greeter'), 404, 'AUTOMATION_NOT_FOUND', 'reading')
   refused(t, await as('POST', '/api/v1/automations/ops__greeter/runs', { mode: 'mock' }), 404, 'AUTOMATION_NOT_FOUND', 'starting')
   t.same((await as('GET', '/api/v1/runs')).body.runs, [])
   refused(t, await as('GET', `/api/v1/runs/${started.body.runId}`), 404, 'NOT_FOUND', 'reading a run')
   refused(t, await as('POST', `/api/v1/runs/${started.body.runId}/cancel`), 404, 'NOT_FOUND', 'cancelling a run')
-  const mcp = await mcpError((await (await import('../lib/automations.ts')).mcpClient(t, service.url, gina))
+  const mcp = await mcpError((await gina.mcp())
     .callTool({ name: 'automation_get', arguments: { name: 'ops/greeter' } }))
   t.match(mcp?.data, { code: 'AUTOMATION_NOT_FOUND' }, 'nor through MCP')
 })
 
 t.test('MCP follows the transport rules: no 406 or 415, organization selection, one budget per request', async (t) => {
-  const { service, dev } = await automationWorld(t, { worker: false, env: { RATE_LIMIT_SCALE: '0.02' } })
+  const { service, dev } = await world(t, { env: { RATE_LIMIT_SCALE: '0.02' } })
   const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
   const plain = await fetch(`${service.url}/api/v1/mcp`, {
     method: 'POST', body: JSON.stringify(list), headers: { authorization: `Bearer ${dev.key}`, 'content-type': 'text/plain' },
@@ -89,7 +89,7 @@ t.test('MCP follows the transport rules: no 406 or 415, organization selection, 
 })
 
 t.test('runaway expressions fail their step instead of holding the process', async (t) => {
-  const { dev } = await automationWorld(t)
+  const { dev } = await world(t, { worker: true })
   const client = await dev.mcp()
   const endless = '{{ ($f := function($n){ $f($n + 1) }; $f(0)) }}'
   await deploy(client, {
@@ -112,7 +112,7 @@ t.test('run corners: NUL bytes stored, cancel while parking, project twins, incl
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/nul`
-  const { service, alpha, dev, max } = await automationWorld(t)
+  const { service, alpha, dev, max } = await world(t, { worker: true })
   const client = await dev.mcp()
   await deploy(client, {
     name: 'ops/nul',
@@ -146,7 +146,7 @@ t.test('run corners: NUL bytes stored, cancel while parking, project twins, incl
 })
 
 t.test('a cancel requested while a step parks the run is honoured', async (t) => {
-  const { service, dev } = await automationWorld(t, { worker: false })
+  const { service, dev } = await world(t)
   await deploy(await dev.mcp(), {
     name: 'ops/gate',
     steps: [{ slug: 'approve', type: 'approval', config: { title: 'ok?' }, next: { approved: 'end' } }, { slug: 'end', type: 'output', config: { mapping: {} } }],

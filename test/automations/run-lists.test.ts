@@ -3,7 +3,8 @@
 import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { world } from '../lib/world.ts'
 import { refused } from '../lib/assert.ts'
 
 
@@ -19,7 +20,7 @@ async function insertRuns(sql: any, count: number, fields: { automation: string;
 }
 
 t.test('listings: organization, automation, project and both; keyset pages; include limits', async (t) => {
-  const { service, alpha, dev, max } = await automationWorld(t, { worker: false })
+  const { service, alpha, dev, max } = await world(t)
   const client = await dev.mcp()
   await callTool(client, 'automation_create', { document: simpleDocument('ops/one') })
   await callTool(client, 'automation_create', { document: simpleDocument('ops/two') })
@@ -61,7 +62,7 @@ t.test('listings: organization, automation, project and both; keyset pages; incl
 })
 
 t.test('with include, a page ends at the last row within 8 MiB', async (t) => {
-  const { service, max, dev } = await automationWorld(t, { worker: false })
+  const { service, max, dev } = await world(t)
   await callTool(await dev.mcp(), 'automation_create', { document: simpleDocument('ops/big') })
   await insertRuns(service.db.owner, 6, { automation: 'ops/big', output: { blob: 'x'.repeat(3 * 1024 * 1024) } })
   const page = await max.get('/api/v1/runs?include=output')
@@ -73,7 +74,7 @@ t.test('with include, a page ends at the last row within 8 MiB', async (t) => {
 })
 
 t.test('project binding of starts', async (t) => {
-  const { alpha, beta, dev, olive, service } = await automationWorld(t, { worker: false })
+  const { alpha, beta, dev, olive, service } = await world(t)
   const client = await dev.mcp()
   for (const name of ['ops/free', 'ops/single', 'ops/double']) await deploy(client, simpleDocument(name))
   await olive.post(`/api/v1/projects/${alpha}/automations/ops__single`, {})
@@ -107,7 +108,7 @@ t.test('project binding of starts', async (t) => {
 
 t.test('run starts draw on the starting-work budget', async (t) => {
   // Scale 0.05: the start bucket holds 2 tokens, the general one 10.
-  const { dev } = await automationWorld(t, { worker: false, env: { RATE_LIMIT_SCALE: '0.05' } })
+  const { dev } = await world(t, { env: { RATE_LIMIT_SCALE: '0.05' } })
   await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
   t.equal((await dev.post('/api/v1/automations/ops__greeter/runs', {})).status, 202)
   t.equal((await dev.post('/api/v1/automations/ops__greeter/runs', {})).status, 202)
@@ -126,7 +127,7 @@ t.test('cancel during a step stops the run at the next step boundary', async (t)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`
-  const { dev } = await automationWorld(t)
+  const { dev } = await world(t, { worker: true })
   await deploy(await dev.mcp(), {
     name: 'ops/slow',
     steps: [

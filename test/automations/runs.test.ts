@@ -1,6 +1,7 @@
 // Starting runs and the run routes (SPEC.md "Runs", the Run state table).
 import t from 'tap'
-import { automationWorld, callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { callTool, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { world } from '../lib/world.ts'
 import { refused } from '../lib/assert.ts'
 
 
@@ -14,7 +15,7 @@ const approvalDocument = (name: string) => ({
 })
 
 t.test('a run starts with 202, executes on the worker and reads back', async (t) => {
-  const { dev, max } = await automationWorld(t)
+  const { dev, max } = await world(t, { worker: true })
   await deploy(await dev.mcp(), simpleDocument('sales/greeter'))
   const started = await dev.post('/api/v1/automations/sales__greeter/runs', { input: { who: 'Ada' } })
   t.equal(started.status, 202)
@@ -42,7 +43,7 @@ t.test('a run starts with 202, executes on the worker and reads back', async (t)
 })
 
 t.test('start refusals and idempotent replays', async (t) => {
-  const { service, dev } = await automationWorld(t, { worker: false })
+  const { service, dev } = await world(t)
   const client = await dev.mcp()
   refused(t, await dev.post('/api/v1/automations/nope/runs', {}), 404, 'AUTOMATION_NOT_FOUND', 'unknown automation')
   await callTool(client, 'automation_create', { document: simpleDocument('ops/greeter') })
@@ -67,7 +68,7 @@ t.test('start refusals and idempotent replays', async (t) => {
 })
 
 t.test('input is checked against the inputs schema', async (t) => {
-  const { dev } = await automationWorld(t)
+  const { dev } = await world(t, { worker: true })
   await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
   const started = await dev.post('/api/v1/automations/ops__greeter/runs', { input: { who: 42 } })
   const run = await waitForRun(dev.get, started.body.runId)
@@ -77,7 +78,7 @@ t.test('input is checked against the inputs schema', async (t) => {
 })
 
 t.test('approvals park the run and resume it, through REST and MCP', async (t) => {
-  const { dev, max } = await automationWorld(t)
+  const { dev, max } = await world(t, { worker: true })
   const client = await dev.mcp()
   await deploy(client, approvalDocument('ops/gate'))
 
@@ -107,7 +108,7 @@ t.test('approvals park the run and resume it, through REST and MCP', async (t) =
 })
 
 t.test('asks park the run for a typed answer', async (t) => {
-  const { dev, max, olive } = await automationWorld(t)
+  const { dev, max, olive } = await world(t, { worker: true })
   await deploy(await dev.mcp(), {
     name: 'ops/ask',
     steps: [
@@ -136,7 +137,7 @@ t.test('asks park the run for a typed answer', async (t) => {
 })
 
 t.test('cancel and delete', async (t) => {
-  const { dev, max } = await automationWorld(t)
+  const { dev, max } = await world(t, { worker: true })
   await deploy(await dev.mcp(), approvalDocument('ops/gate'))
   const started = await dev.post('/api/v1/automations/ops__gate/runs', { input: { who: 'Ada' } })
   t.equal((await waitForRun(dev.get, started.body.runId, (r) => r.status === 'waiting')).status, 'waiting')
@@ -154,7 +155,7 @@ t.test('cancel and delete', async (t) => {
 })
 
 t.test('a run input that is an array is refused as the body\'s input', async (t) => {
-  const { dev } = await automationWorld(t, { worker: false })
+  const { dev } = await world(t)
   await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
   const res = await dev.post('/api/v1/automations/ops__greeter/runs', { input: [] })
   refused(t, res, 400, 'INVALID_BODY', 'an array input')
@@ -162,7 +163,7 @@ t.test('a run input that is an array is refused as the body\'s input', async (t)
 })
 
 t.test('an answer that is an array is refused as the body\'s answer', async (t) => {
-  const { dev } = await automationWorld(t, { worker: false })
+  const { dev } = await world(t)
   const id = '00000000-0000-4000-8000-000000000000'
   const res = await dev.post(`/api/v1/runs/${id}/asks/${id}`, { answer: [] })
   refused(t, res, 400, 'INVALID_BODY', 'an array answer')

@@ -3,7 +3,8 @@
 import t, { type Test } from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { automationWorld, deploy, waitForRun } from '../lib/automations.ts'
+import { deploy, waitForRun } from '../lib/automations.ts'
+import { world } from '../lib/world.ts'
 
 interface Remote {
   url: string
@@ -45,9 +46,10 @@ async function remote(t: Test): Promise<Remote> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
 }
 
-async function world(t: Test) {
+async function stepsWorld(t: Test) {
   const target = await remote(t)
-  const seeded = await automationWorld(t, {
+  const seeded = await world(t, {
+    worker: true,
     seed: {
       providers: [
         { org: 'acme', slug: 'lab', kind: 'openai-compatible', baseUrl: `${target.url}/v1`, apiKey: 'sk-test' },
@@ -80,7 +82,7 @@ async function world(t: Test) {
 const output = (mapping: Record<string, unknown>) => ({ slug: 'end', type: 'output', config: { mapping } })
 
 t.test('set, condition and output, with typed templates', async (t) => {
-  const { run } = await world(t)
+  const { run } = await stepsWorld(t)
   const steps = [
     { slug: 'vars', type: 'set', config: { values: { n: '{{ input.n * 2 }}', label: 'n is {{ input.n }}', list: ['{{ input.n }}', 'x'] } }, next: { success: 'check' } },
     { slug: 'check', type: 'condition', config: { expression: 'steps.vars.output.n > config.threshold' }, next: { true: 'big', false: 'small' } },
@@ -97,7 +99,7 @@ t.test('set, condition and output, with typed templates', async (t) => {
 })
 
 t.test('an unresolved reference fails with node_error, never renders empty', async (t) => {
-  const { run } = await world(t)
+  const { run } = await stepsWorld(t)
   const failed = await run([{ slug: 'a', type: 'set', config: { values: { x: 'Hi {{ input.missing }}' } }, next: { success: 'end' } }, output({})])
   t.match(failed, { status: 'failed', failureCode: 'node_error' })
   t.match(failed.detail, /input\.missing/)
@@ -106,7 +108,7 @@ t.test('an unresolved reference fails with node_error, never renders empty', asy
 })
 
 t.test('http steps: real requests, secrets in templates, failure codes, retries', async (t) => {
-  const { run, target } = await world(t)
+  const { run, target } = await stepsWorld(t)
   const ok = await run([
     { slug: 'call', type: 'http', config: { method: 'POST', url: `${target.url}/ok`, headers: { authorization: 'Bearer {{ secrets.API_TOKEN }}' }, body: { n: '{{ input.n }}' } }, next: { success: 'end' } },
     output({ value: '{{ steps.call.output.body.value }}', status: '{{ steps.call.output.status }}', sent: '{{ steps.call.output.body.received.n }}', auth: '{{ steps.call.output.body.auth }}' }),
@@ -127,7 +129,7 @@ t.test('http steps: real requests, secrets in templates, failure codes, retries'
 })
 
 t.test('llm steps: the local model, an OpenAI-compatible provider, and their failure codes', async (t) => {
-  const { run, target } = await world(t)
+  const { run, target } = await stepsWorld(t)
   const llm = (config: Record<string, unknown>) => [{ slug: 'ask', type: 'llm', config, next: { success: 'end' } }, output({ answer: '{{ steps.ask.output }}' })]
   t.match(await run(llm({ model: 'local-echo', prompt: 'Hello {{ input.who }}' }), { input: { who: 'Ada' } }),
     { status: 'completed', output: { answer: 'Hello Ada' } }, 'the local model answers with its prompt')
@@ -150,7 +152,7 @@ t.test('llm steps: the local model, an OpenAI-compatible provider, and their fai
 })
 
 t.test('mock runs answer side-effecting steps with their mocks and call nothing', async (t) => {
-  const { run, target } = await world(t)
+  const { run, target } = await stepsWorld(t)
   const mocked = await run([
     { slug: 'call', type: 'http', config: { url: `${target.url}/ok` }, mock: { body: { value: 7 } }, next: { success: 'think' } },
     { slug: 'think', type: 'llm', config: { model: 'lab-large', prompt: 'hi' }, mock: 'mocked thought', next: { success: 'act' } },
@@ -164,7 +166,7 @@ t.test('mock runs answer side-effecting steps with their mocks and call nothing'
 })
 
 t.test('action and agent steps in live runs', async (t) => {
-  const { run } = await world(t)
+  const { run } = await stepsWorld(t)
   const action = await run([{ slug: 'act', type: 'action', config: { action: 'task.create', params: { title: 'x' } }, next: { success: 'end' } }, output({})])
   t.match(action, { status: 'failed', failureCode: 'node_error' })
   t.match(action.detail, /task\.create is not available/)
@@ -174,7 +176,7 @@ t.test('action and agent steps in live runs', async (t) => {
 })
 
 t.test('repeat: over items, and polling with a delay that parks the run', async (t) => {
-  const { run, dev } = await world(t)
+  const { run, dev } = await stepsWorld(t)
   const items = await run([
     { slug: 'each', type: 'repeat', config: { items: 'input.names' }, next: { loop: 'greet', done: 'end' } },
     { slug: 'greet', type: 'set', config: { values: { line: 'hi {{ loop.item }} #{{ loop.index }}' } } },
@@ -195,7 +197,7 @@ t.test('repeat: over items, and polling with a delay that parks the run', async 
 })
 
 t.test('the run timeout fails a run with timeout', async (t) => {
-  const { run, target } = await world(t)
+  const { run, target } = await stepsWorld(t)
   const slow = await run([
     { slug: 'one', type: 'http', config: { url: `${target.url}/slow` }, next: { success: 'two' } },
     { slug: 'two', type: 'http', config: { url: `${target.url}/slow` }, next: { success: 'end' } },

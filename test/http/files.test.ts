@@ -1,14 +1,15 @@
 // Project files over real HTTP and a real S3-protocol store (SPEC.md "Uploads and
 // files", "Project file indexing").
 import t from 'tap'
-import { filesWorld, putBytes, uploadFile } from '../lib/files.ts'
+import { putBytes, uploadFile } from '../lib/files.ts'
+import { world } from '../lib/world.ts'
 import { eventually } from '../lib/wait.ts'
 import { pinClock } from '../lib/db.ts'
 import { refused } from '../lib/assert.ts'
 
 
 t.test('prepare, PUT, bind, list, read, download, delete', async (t) => {
-  const { service, local, alpha, olive } = await filesWorld(t)
+  const { service, local, alpha, olive } = await world(t, { store: true, worker: true })
   const base = `/api/v1/projects/${alpha}`
 
   const prepared = await olive.post(`${base}/uploads`, { fileName: 'notes.txt', contentType: 'text/plain', size: 13 })
@@ -64,7 +65,7 @@ t.test('prepare, PUT, bind, list, read, download, delete', async (t) => {
 })
 
 t.test('downloads honour ETag and Last-Modified; If-None-Match decides when both are sent', async (t) => {
-  const { alpha, olive } = await filesWorld(t, { worker: false })
+  const { alpha, olive } = await world(t, { store: true })
   const bound = await uploadFile(olive, alpha, 'Résumé «final».md', '# hello\n')
   t.equal(bound.status, 201)
   t.equal(bound.body.file.mimeType, 'text/markdown', 'mimeType from the extension')
@@ -94,7 +95,7 @@ t.test('downloads honour ETag and Last-Modified; If-None-Match decides when both
 })
 
 t.test('bytes written over the upload url after binding are never served as the file', async (t) => {
-  const { alpha, olive } = await filesWorld(t, { worker: false })
+  const { alpha, olive } = await world(t, { store: true })
   const prepared = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'a.txt' })
   await putBytes(prepared.body.url, 'the bound bytes')
   const bound = await olive.post(`/api/v1/projects/${alpha}/files`, { uploadId: prepared.body.uploadId, fileId: prepared.body.s3Ref, fileName: 'a.txt' })
@@ -104,7 +105,7 @@ t.test('bytes written over the upload url after binding are never served as the 
 })
 
 t.test('list: all, unfiled, one folder; keyset pages newest first with the deprecated cursor twin', async (t) => {
-  const { service, alpha, beta, olive } = await filesWorld(t, { worker: false })
+  const { service, alpha, beta, olive } = await world(t, { store: true })
   const base = `/api/v1/projects/${alpha}`
   const folder = (await olive.post(`${base}/folders`, { name: 'Docs' })).body.folder.id
   const inFolder = await uploadFile(olive, alpha, 'in-folder.txt', 'a', { folderId: folder })
@@ -148,7 +149,7 @@ t.test('list: all, unfiled, one folder; keyset pages newest first with the depre
 })
 
 t.test('FILE_NOT_FOUND alike for missing, malformed, trashed and other-project files', async (t) => {
-  const { service, alpha, beta, olive, gina } = await filesWorld(t, { worker: false })
+  const { service, alpha, beta, olive, gina } = await world(t, { store: true })
   const mine = (await uploadFile(olive, alpha, 'a.txt', 'a')).body.file.id
   const other = (await uploadFile(olive, beta, 'b.txt', 'b')).body.file.id
   const trashed = (await uploadFile(olive, alpha, 'c.txt', 'c')).body.file.id
@@ -170,7 +171,7 @@ t.test('FILE_NOT_FOUND alike for missing, malformed, trashed and other-project f
 })
 
 t.test('readers read and download; only editors change files', async (t) => {
-  const { alpha, olive, eddie, max } = await filesWorld(t, { worker: false })
+  const { alpha, olive, eddie, max } = await world(t, { store: true })
   const file = (await uploadFile(olive, alpha, 'a.txt', 'a')).body.file
   const base = `/api/v1/projects/${alpha}`
   t.equal((await max.get(`${base}/files`)).status, 200)
@@ -183,7 +184,7 @@ t.test('readers read and download; only editors change files', async (t) => {
 })
 
 t.test('indexing: skipped by default; opting in at binding or by retry queues text extraction', async (t) => {
-  const { service, alpha, olive } = await filesWorld(t)
+  const { service, alpha, olive } = await world(t, { store: true, worker: true })
   const base = `/api/v1/projects/${alpha}`
   const read = (id: string) => olive.get(`${base}/files/${id}`).then((r) => r.body.file)
 
@@ -215,7 +216,7 @@ t.test('indexing: skipped by default; opting in at binding or by retry queues te
 })
 
 t.test('retry-indexing draws on 10 per user per minute', async (t) => {
-  const { service, alpha, olive, eddie } = await filesWorld(t, { worker: false })
+  const { service, alpha, olive, eddie } = await world(t, { store: true })
   const file = (await uploadFile(olive, alpha, 'a.txt', 'a')).body.file
   const path = `/api/v1/projects/${alpha}/files/${file.id}/retry-indexing`
   const start = Date.now()
@@ -230,7 +231,7 @@ t.test('retry-indexing draws on 10 per user per minute', async (t) => {
 })
 
 t.test('POST uploads and POST files draw on the project file flow bucket', async (t) => {
-  const { service, alpha, olive } = await filesWorld(t, { worker: false })
+  const { service, alpha, olive } = await world(t, { store: true })
   await uploadFile(olive, alpha, 'a.txt', 'a')
   const buckets = await service.db.owner`select bucket, tokens from app.rate_buckets where bucket like '%:files'`
   t.equal(buckets.length, 1, 'one files bucket for the user')
@@ -255,7 +256,7 @@ t.test('POST uploads and POST files draw on the project file flow bucket', async
 })
 
 t.test('a download without object storage answers 503 OBJECT_STORE_UNCONFIGURED', async (t) => {
-  const { service, alpha, olive } = await filesWorld(t, { store: false, worker: false })
+  const { service, alpha, olive } = await world(t)
   const [project] = await service.db.owner`select organization_id, created_by from app.projects where id = ${alpha}`
   const [document] = await service.db.owner`
     insert into app.documents (organization_id, project_id, file_name, mime_type, size_bytes, object_key, created_by)

@@ -1,32 +1,16 @@
 // Project folders (SPEC.md "Folder, file, upload" and the Folders endpoints).
 import t, { type Test } from 'tap'
-import { startTestService } from '../lib/service.ts'
-import { acme } from '../lib/fixtures.ts'
+import { project, world } from '../lib/world.ts'
 import { refused } from '../lib/assert.ts'
 
-async function world(t: Test) {
-  const service = await startTestService(t)
-  const seeded = await service.seed({
-    ...acme(),
-    projects: [
-      { org: 'acme', name: 'Alpha', createdBy: 'olive@acme.test', access: [{ email: 'max@acme.test', level: 'read' }, { email: 'eddie@acme.test', level: 'read' }] },
-      { org: 'acme', name: 'Beta', createdBy: 'olive@acme.test', access: [] },
-    ],
-  })
-  const key = (email: string) => seeded.users[email]!.keys.main!
-  const alpha = seeded.projects.Alpha!.id
-  const beta = seeded.projects.Beta!.id
-  const as = (email: string) => ({
-    post: (path: string, body: unknown) => service.request('POST', path, { key: key(email), body }),
-    get: (path: string) => service.request('GET', path, { key: key(email) }),
-    del: (path: string) => service.request('DELETE', path, { key: key(email) }),
-  })
-  return { service, alpha, beta, olive: as('olive@acme.test'), max: as('max@acme.test'), eddie: as('eddie@acme.test') }
-}
-
+// Eddie, an editor, only reads Alpha: his folder writes there are refused.
+const folderWorld = (t: Test) => world(t, { projects: [
+  project('Alpha', { access: [{ email: 'max@acme.test', level: 'read' }, { email: 'eddie@acme.test', level: 'read' }] }),
+  project('Beta'),
+] })
 
 t.test('create, the same name again, children, one level at a time', async (t) => {
-  const { alpha, olive } = await world(t)
+  const { alpha, olive } = await folderWorld(t)
   const base = `/api/v1/projects/${alpha}/folders`
   const created = await olive.post(base, { name: '  Re\u0301sume\u0301s ' })
   t.equal(created.status, 201)
@@ -58,7 +42,7 @@ t.test('create, the same name again, children, one level at a time', async (t) =
 })
 
 t.test('names that are paths or blank are refused', async (t) => {
-  const { alpha, olive } = await world(t)
+  const { alpha, olive } = await folderWorld(t)
   const base = `/api/v1/projects/${alpha}/folders`
   for (const name of ['a/b', 'a\\b', 'tab\there', 'bell\u0007', '.', '..', ' .. ', '', '   ', 'x'.repeat(129)]) {
     refused(t, await olive.post(base, { name }), 400, 'FOLDER_NAME_INVALID', JSON.stringify(name))
@@ -75,7 +59,7 @@ t.test('names that are paths or blank are refused', async (t) => {
 })
 
 t.test('depth: a child under a folder 20 levels deep is refused', async (t) => {
-  const { alpha, olive } = await world(t)
+  const { alpha, olive } = await folderWorld(t)
   const base = `/api/v1/projects/${alpha}/folders`
   let parentId: string | undefined
   for (let level = 1; level <= 20; level++) {
@@ -87,7 +71,7 @@ t.test('depth: a child under a folder 20 levels deep is refused', async (t) => {
 })
 
 t.test('folders belong to their project', async (t) => {
-  const { alpha, beta, olive } = await world(t)
+  const { alpha, beta, olive } = await folderWorld(t)
   const inBeta = (await olive.post(`/api/v1/projects/${beta}/folders`, { name: 'Beta docs' })).body.folder.id
   const base = `/api/v1/projects/${alpha}/folders`
   refused(t, await olive.get(`${base}/${inBeta}`), 404, 'FOLDER_NOT_FOUND', 'another project\'s folder')
@@ -99,7 +83,7 @@ t.test('folders belong to their project', async (t) => {
 })
 
 t.test('access: readers read, editors change, invisible projects do not exist, archived ones are read-only', async (t) => {
-  const { service, alpha, beta, olive, max } = await world(t)
+  const { service, alpha, beta, olive, max } = await folderWorld(t)
   const base = `/api/v1/projects/${alpha}/folders`
   const docs = (await olive.post(base, { name: 'Docs' })).body.folder.id
   t.equal((await max.get(base)).status, 200, 'a reader lists')
@@ -116,7 +100,7 @@ t.test('access: readers read, editors change, invisible projects do not exist, a
 })
 
 t.test('delete removes the folder and everything beneath it', async (t) => {
-  const { alpha, olive, eddie, service } = await world(t)
+  const { alpha, olive, eddie, service } = await folderWorld(t)
   const base = `/api/v1/projects/${alpha}/folders`
   const top = (await olive.post(base, { name: 'Top' })).body.folder.id
   const mid = (await olive.post(base, { name: 'Mid', parentId: top })).body.folder.id

@@ -2,59 +2,14 @@
 // restore, rename, describe, externalItemId), delete (legal hold, modes, the cascade
 // budget), with every refusal checked by status and code.
 import t, { type Test } from 'tap'
-import { startTestService, type Response, type TestService } from '../lib/service.ts'
+import type { Response } from '../lib/service.ts'
 import { acme } from '../lib/fixtures.ts'
+import { project, world, type Client } from '../lib/world.ts'
+import { refused } from '../lib/assert.ts'
 import { pinClock } from '../lib/db.ts'
 import type { SeedFile } from '../../server/admin/operations.ts'
 
-type Email = 'olive@acme.test' | 'adam@acme.test' | 'dev@acme.test' | 'eddie@acme.test' | 'max@acme.test' | 'gina@globex.test'
-type ProjectSeed = SeedFile['projects'][number]
-
-interface World {
-  service: TestService
-  projects: Record<string, { id: string }>
-  as: (email: Email) => Client
-  keyOf: (email: Email) => string
-}
-
-interface Client {
-  get: (path: string) => Promise<Response>
-  post: (path: string, body?: unknown) => Promise<Response>
-  patch: (path: string, body?: unknown) => Promise<Response>
-  del: (path: string, body?: unknown) => Promise<Response>
-}
-
 const KEY_SHAPE = /^[A-Z][A-Z0-9]{1,5}$/
-
-async function world(t: Test, options: { projects?: ProjectSeed[]; teams?: SeedFile['teams'] } = {}): Promise<World> {
-  const service = await startTestService(t)
-  const file = acme()
-  file.teams = [...(file.teams ?? []), ...(options.teams ?? [])]
-  file.projects = options.projects ?? []
-  const seeded = await service.seed(file)
-  const keyOf = (email: Email): string => seeded.users[email]!.keys.main!
-  const as = (email: Email): Client => {
-    const key = keyOf(email)
-    return {
-      get: (path) => service.request('GET', path, { key }),
-      post: (path, body) => service.request('POST', path, { key, body }),
-      patch: (path, body) => service.request('PATCH', path, { key, body }),
-      del: (path, body) => service.request('DELETE', path, { key, body }),
-    }
-  }
-  return { service, projects: seeded.projects, as, keyOf }
-}
-
-const project = (name: string, extra: Partial<ProjectSeed> = {}): ProjectSeed =>
-  ({ org: 'acme', name, createdBy: 'olive@acme.test', access: [], ...extra })
-
-/** Asserts a coded refusal: status, code and the envelope's shape. */
-function refused(t: Test, res: Response, status: number, code: string, message?: string): void {
-  t.equal(res.status, status, `${message ?? code}: status ${status}`)
-  t.equal(res.body?.code, code, `${message ?? code}: code ${code}`)
-  t.type(res.body?.error, 'string', `${message ?? code}: error message`)
-  t.type(res.body?.data, 'object', `${message ?? code}: data object`)
-}
 
 const names = (res: Response): string[] => res.body.projects.map((p: { name: string }) => p.name)
 const ids = (res: Response): string[] => res.body.projects.map((p: { id: string }) => p.id)
@@ -92,7 +47,7 @@ function flip(token: string, at: number): string {
 }
 
 t.test('POST creates a project: 201, {project}, Location, trimmed name, version and request-id headers', async (t) => {
-  const { as } = await world(t)
+  const { as } = await world(t, { projects: [] })
   const res = await as('olive@acme.test').post('/api/v1/projects', {
     name: '  Launch Plan  ', key: 'ab12', description: 'The plan', externalItemId: 'crm-1',
   })
@@ -126,7 +81,7 @@ t.test('POST creates a project: 201, {project}, Location, trimmed name, version 
 })
 
 t.test('POST validation: blank name, unknown keys, malformed keys and bodies answer 400 INVALID_BODY', async (t) => {
-  const { as } = await world(t)
+  const { as } = await world(t, { projects: [] })
   const olive = as('olive@acme.test')
   refused(t, await olive.post('/api/v1/projects', { name: '' }), 400, 'INVALID_BODY', 'empty name')
   refused(t, await olive.post('/api/v1/projects', { name: '   \t ' }), 400, 'INVALID_BODY', 'whitespace-only name')
@@ -157,7 +112,7 @@ t.test('POST validation: blank name, unknown keys, malformed keys and bodies ans
 })
 
 t.test('POST derives a key from the name when none is sent', async (t) => {
-  const { as } = await world(t)
+  const { as } = await world(t, { projects: [] })
   const olive = as('olive@acme.test')
   const keyOf = async (name: string) => {
     const res = await olive.post('/api/v1/projects', { name })
@@ -243,7 +198,7 @@ t.test('POST externalItemId: trimmed, NFC-normalized, unique per organization', 
 })
 
 t.test('POST by role: Member is refused, Developer and Editor create, the creator gets edit access', async (t) => {
-  const { as } = await world(t)
+  const { as } = await world(t, { projects: [] })
   refused(t, await as('max@acme.test').post('/api/v1/projects', { name: 'Nope' }), 403, 'ROLE_FORBIDDEN', 'member creates')
   t.same((await as('olive@acme.test').get('/api/v1/projects')).body.projects, [], 'nothing written')
 
@@ -262,7 +217,7 @@ t.test('POST by role: Member is refused, Developer and Editor create, the creato
 })
 
 t.test('GET lists newest first and hides archived projects unless asked', async (t) => {
-  const { as } = await world(t)
+  const { as } = await world(t, { projects: [] })
   const olive = as('olive@acme.test')
   const [one, two, three, four] = await createAll(t, olive, ['One', 'Two', 'Three', 'Four'])
   t.equal((await olive.patch(`/api/v1/projects/${two}`, { archived: true })).status, 200)
@@ -288,7 +243,7 @@ t.test('GET lists newest first and hides archived projects unless asked', async 
 })
 
 t.test('GET keyset paging: continueCursor until isDone, no duplicates, no gaps, deprecated cursor alongside', async (t) => {
-  const { as } = await world(t)
+  const { as } = await world(t, { projects: [] })
   const olive = as('olive@acme.test')
   const created = await createAll(t, olive, ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7'])
   const pages = await allPages(t, olive, 'limit=3')
@@ -324,12 +279,12 @@ t.test('GET keyset paging over rows created in the same instant', async (t) => {
   t.same(pages.map((p) => p.body.projects.length), [5, 5, 2])
   const seen = pages.flatMap(ids)
   t.equal(new Set(seen).size, seen.length, 'no duplicates')
-  t.same([...seen].sort(), Object.values(projects).map((p) => p.id).sort(), 'no gaps')
+  t.same([...seen].sort(), Object.values(projects).sort(), 'no gaps')
   t.same(seen, ids(await olive.get('/api/v1/projects?limit=100')), 'pages concatenate to the one-page order')
 })
 
 t.test('GET cursor refusals: empty, tampered, another user\'s, another filter\'s', async (t) => {
-  const { as } = await world(t)
+  const { as } = await world(t, { projects: [] })
   const olive = as('olive@acme.test')
   await createAll(t, olive, ['C1', 'C2', 'C3'])
   const first = await olive.get('/api/v1/projects?limit=1')
@@ -398,7 +353,7 @@ t.test('GET externalItemId lookup: one or none, archived included, not combinabl
   const hit = await olive.get('/api/v1/projects?externalItemId=ext-1')
   t.equal(hit.status, 200)
   t.same(Object.keys(hit.body).sort(), ['continueCursor', 'isDone', 'projects'])
-  t.same(ids(hit), [projects.Linked!.id])
+  t.same(ids(hit), [projects.Linked!])
   t.equal(hit.body.isDone, true)
   t.equal(hit.body.continueCursor, '')
 
@@ -406,12 +361,12 @@ t.test('GET externalItemId lookup: one or none, archived included, not combinabl
   t.equal(miss.status, 200)
   t.same(miss.body, { projects: [], isDone: true, continueCursor: '' }, 'a miss is an empty page, not 404')
 
-  t.equal((await olive.patch(`/api/v1/projects/${projects.Shelved!.id}`, { archived: true })).status, 200)
+  t.equal((await olive.patch(`/api/v1/projects/${projects.Shelved!}`, { archived: true })).status, 200)
   const archived = await olive.get('/api/v1/projects?externalItemId=ext-2')
-  t.same(ids(archived), [projects.Shelved!.id], 'lookup finds archived projects')
+  t.same(ids(archived), [projects.Shelved!], 'lookup finds archived projects')
   t.type(archived.body.projects[0].archivedAt, 'number')
 
-  t.same(ids(await as('max@acme.test').get('/api/v1/projects?externalItemId=ext-1')), [projects.Linked!.id], 'a reader finds it')
+  t.same(ids(await as('max@acme.test').get('/api/v1/projects?externalItemId=ext-1')), [projects.Linked!], 'a reader finds it')
   t.same((await as('max@acme.test').get('/api/v1/projects?externalItemId=ext-2')).body.projects, [],
     'a project the caller cannot see is not found')
   t.same((await as('gina@globex.test').get('/api/v1/projects?externalItemId=ext-1')).body.projects, [],
@@ -426,7 +381,7 @@ t.test('GET externalItemId lookup: one or none, archived included, not combinabl
 
 t.test('GET visibility: grants to users and teams, owners and admins see all, organizations are separate', async (t) => {
   const { as, projects } = await world(t, {
-    teams: [{ org: 'acme', name: 'Readers', members: ['max@acme.test'] }],
+    seed: { teams: [...acme().teams!, { org: 'acme', name: 'Readers', members: ['max@acme.test'] }] },
     projects: [
       project('UserRead', { access: [{ email: 'max@acme.test', level: 'read' }] }),
       project('TeamRead', { access: [{ team: 'Core', level: 'read' }] }),
@@ -435,7 +390,7 @@ t.test('GET visibility: grants to users and teams, owners and admins see all, or
       { org: 'globex', name: 'Globex Only', createdBy: 'gina@globex.test', access: [] },
     ],
   })
-  const sorted = async (email: Email) => names(await as(email).get('/api/v1/projects')).sort()
+  const sorted = async (email: string) => names(await as(email).get('/api/v1/projects')).sort()
   t.same(await sorted('max@acme.test'), ['MemberTeam', 'UserRead'], 'member: the user grant and the team grant')
   t.same(await sorted('eddie@acme.test'), ['TeamRead'], 'editor: through team Core')
   t.same(await sorted('dev@acme.test'), [], 'developer without grants sees nothing')
@@ -446,9 +401,9 @@ t.test('GET visibility: grants to users and teams, owners and admins see all, or
     t.notOk(names(await as(email).get('/api/v1/projects?archived=include')).includes('Globex Only'), `${email} never sees globex`)
   }
   // Another organization's project cannot be changed or deleted either.
-  refused(t, await as('olive@acme.test').patch(`/api/v1/projects/${projects['Globex Only']!.id}`, { name: 'Mine' }), 404, 'NOT_FOUND',
+  refused(t, await as('olive@acme.test').patch(`/api/v1/projects/${projects['Globex Only']!}`, { name: 'Mine' }), 404, 'NOT_FOUND',
     'another organization\'s project')
-  refused(t, await as('olive@acme.test').del(`/api/v1/projects/${projects['Globex Only']!.id}`), 404, 'NOT_FOUND',
+  refused(t, await as('olive@acme.test').del(`/api/v1/projects/${projects['Globex Only']!}`), 404, 'NOT_FOUND',
     'deleting another organization\'s project')
 })
 
@@ -466,7 +421,7 @@ t.test('PATCH refusals: empty body, roles, access, invisible and malformed ids',
       project('Private'),
     ],
   })
-  const shared = `/api/v1/projects/${projects.Shared!.id}`
+  const shared = `/api/v1/projects/${projects.Shared!}`
   const before = (await as('olive@acme.test').get('/api/v1/projects')).body
 
   refused(t, await as('olive@acme.test').patch(shared, {}), 400, 'INVALID_BODY', 'empty update')
@@ -486,10 +441,10 @@ t.test('PATCH refusals: empty body, roles, access, invisible and malformed ids',
   refused(t, await as('max@acme.test').patch(shared, { description: null }), 403, 'ROLE_FORBIDDEN', 'read-only member describes')
   refused(t, await as('max@acme.test').patch(shared, { archived: true }), 403, 'ROLE_FORBIDDEN', 'read-only member archives')
   refused(t, await as('dev@acme.test').patch(shared, { externalItemId: 'x' }), 403, 'ROLE_FORBIDDEN', 'developer with read access')
-  refused(t, await as('max@acme.test').patch(`/api/v1/projects/${projects.MemberEdit!.id}`, { name: 'Y' }), 403, 'ROLE_FORBIDDEN',
+  refused(t, await as('max@acme.test').patch(`/api/v1/projects/${projects.MemberEdit!}`, { name: 'Y' }), 403, 'ROLE_FORBIDDEN',
     'the Member role reads only, even with an edit grant')
 
-  const priv = `/api/v1/projects/${projects.Private!.id}`
+  const priv = `/api/v1/projects/${projects.Private!}`
   refused(t, await as('max@acme.test').patch(priv, { name: 'Y' }), 404, 'NOT_FOUND', 'invisible project, rename')
   refused(t, await as('max@acme.test').patch(priv, { archived: true }), 404, 'NOT_FOUND', 'invisible project, archive')
   refused(t, await as('eddie@acme.test').patch(priv, { name: 'Y' }), 404, 'NOT_FOUND', 'invisible project, editor')
@@ -513,7 +468,7 @@ t.test('PATCH archive and restore: archived projects refuse writes, stay readabl
   const { as, projects } = await world(t, {
     projects: [project('Vault', { externalItemId: 'vault-1', access: [{ email: 'eddie@acme.test', level: 'edit' }] })],
   })
-  const path = `/api/v1/projects/${projects.Vault!.id}`
+  const path = `/api/v1/projects/${projects.Vault!}`
   const adam = as('adam@acme.test')
   const eddie = as('eddie@acme.test')
 
@@ -565,8 +520,8 @@ t.test('PATCH fields: description null clears, externalItemId null releases, dup
     ],
   })
   const olive = as('olive@acme.test')
-  const first = `/api/v1/projects/${projects.First!.id}`
-  const second = `/api/v1/projects/${projects.Second!.id}`
+  const first = `/api/v1/projects/${projects.First!}`
+  const second = `/api/v1/projects/${projects.Second!}`
 
   const described = await olive.patch(second, { description: 'about second' })
   t.equal(described.status, 200)
@@ -595,7 +550,7 @@ t.test('PATCH fields: description null clears, externalItemId null releases, dup
   const taken = await olive.patch(second, { externalItemId: 'shared-id' })
   t.equal(taken.status, 200, 'another project can take a released externalItemId')
   t.equal(taken.body.project.externalItemId, 'shared-id')
-  t.same(ids(await olive.get('/api/v1/projects?externalItemId=shared-id')), [projects.Second!.id])
+  t.same(ids(await olive.get('/api/v1/projects?externalItemId=shared-id')), [projects.Second!])
 
   const normalized = await olive.patch(first, { externalItemId: '  cafe\u0301 ' })
   t.equal(normalized.body.project.externalItemId, 'caf\u00e9', 'PATCH stores externalItemId trimmed and NFC-normalized')
@@ -620,7 +575,7 @@ t.test('DELETE: 204 and gone; refusals for access, legal hold and a bad mode', a
     ],
   })
   const olive = as('olive@acme.test')
-  const path = (name: string) => `/api/v1/projects/${projects[name]!.id}`
+  const path = (name: string) => `/api/v1/projects/${projects[name]!}`
 
   refused(t, await as('max@acme.test').del(path('Doomed')), 403, 'ROLE_FORBIDDEN', 'read-only member deletes')
   refused(t, await as('eddie@acme.test').del(path('ReadOnly')), 403, 'ROLE_FORBIDDEN', 'read-only editor deletes')
@@ -645,13 +600,13 @@ t.test('DELETE: 204 and gone; refusals for access, legal hold and a bad mode', a
   t.equal((await olive.post('/api/v1/projects', { name: 'Reborn', externalItemId: 'doomed-1' })).status, 201,
     'the deleted project\'s externalItemId is free')
 
-  await service.db.owner`update app.projects set legal_hold_at = now() where id = ${projects.Held!.id}`
+  await service.db.owner`update app.projects set legal_hold_at = now() where id = ${projects.Held!}`
   const held = await as('eddie@acme.test').del(path('Held'))
   refused(t, held, 409, 'PROJECT_LEGAL_HOLD', 'legal hold')
   refused(t, await olive.del(path('Held'), { mode: 'detach' }), 409, 'PROJECT_LEGAL_HOLD', 'legal hold, detach')
   t.ok(names(await olive.get('/api/v1/projects')).includes('Held'), 'a held project is still there')
   const [audited] = await service.db.owner<{ count: number }[]>`
-    select count(*)::int as count from app.audit_log where action = 'project.deleted' and subject_id = ${projects.Held!.id}`
+    select count(*)::int as count from app.audit_log where action = 'project.deleted' and subject_id = ${projects.Held!}`
   t.equal(audited?.count, 0, 'nothing written for a refused delete')
 
   const detached = await olive.del(path('Detached'), { mode: 'detach' })
@@ -673,7 +628,7 @@ t.test('DELETE cascade budget: 5 per user per minute, then 429 with Retry-After,
   const start = Date.parse('2031-03-04T05:06:07Z')
   await pinClock(service.db.owner, start)
   const olive = as('olive@acme.test')
-  const path = (i: number) => `/api/v1/projects/${projects[`Gone ${i}`]!.id}`
+  const path = (i: number) => `/api/v1/projects/${projects[`Gone ${i}`]!}`
 
   for (let i = 0; i < 5; i++) t.equal((await olive.del(path(i))).status, 204, `cascade delete ${i + 1}`)
   const limited = await olive.del(path(5))
@@ -696,7 +651,7 @@ t.test('DELETE cascade budget: 5 per user per minute, then 429 with Retry-After,
 })
 
 t.test('writes answer X-Service-Api-Version and X-Request-Id, echoing an acceptable X-Request-Id', async (t) => {
-  const { service, keyOf } = await world(t)
+  const { service, keyOf } = await world(t, { projects: [] })
   const key = keyOf('olive@acme.test')
   const created = await service.request('POST', '/api/v1/projects', { key, body: { name: 'Headers' }, headers: { 'x-request-id': 'req-create-1' } })
   t.equal(created.status, 201)

@@ -5,56 +5,17 @@
 import t, { type Test } from 'tap'
 import { gunzipSync } from 'node:zlib'
 import { decompress } from 'zstd-napi'
-import { startTestService, type LogEntry, type Response, type TestService } from '../lib/service.ts'
-import { acme } from '../lib/fixtures.ts'
+import type { LogEntry, Response, TestService } from '../lib/service.ts'
+import { project, world } from '../lib/world.ts'
+import { refused, header, jsonOf, type AnyResponse } from '../lib/assert.ts'
 import { rawExchange, type RawOptions, type RawResponse } from '../lib/raw.ts'
 
 const MiB = 1024 * 1024
 const REQUEST_ID = /^[A-Za-z0-9_=-]{1,255}$/
 
-interface World {
-  service: TestService
-  /** olive@acme.test, owner of acme (her only organization). */
-  key: string
-}
-
-async function world(t: Test, options: { env?: Record<string, string>; logs?: LogEntry[]; projects?: number } = {}): Promise<World> {
-  const service = await startTestService(t, options.env, options.logs)
-  const file = acme()
-  file.projects = Array.from({ length: options.projects ?? 0 }, (_, i) =>
-    ({ org: 'acme', name: `Seeded project number ${String(i).padStart(2, '0')}`, createdBy: 'olive@acme.test', access: [] }))
-  const seeded = await service.seed(file)
-  return { service, key: seeded.users['olive@acme.test']!.keys.main! }
-}
-
-type AnyResponse = Response | RawResponse
-
-function header(res: AnyResponse, name: string): string | null {
-  return res.headers instanceof Headers ? res.headers.get(name) : (res.headers[name.toLowerCase()] ?? null)
-}
-
-function jsonOf(res: AnyResponse): any {
-  if ('body' in res && !Buffer.isBuffer(res.body)) return res.body
-  try {
-    return JSON.parse(res.text)
-  } catch {
-    return undefined
-  }
-}
-
-/** Asserts a coded refusal: status, the {error, code, data} envelope and, where due, requestId. */
-function refused(t: Test, res: AnyResponse, status: number, code: string, label: string): any {
-  const body = jsonOf(res)
-  t.equal(res.status, status, `${label}: status ${status}`)
-  t.match(header(res, 'content-type') ?? '', /^application\/json/, `${label}: JSON`)
-  t.equal(body?.code, code, `${label}: code ${code}`)
-  t.type(body?.error, 'string', `${label}: error message`)
-  t.ok(body?.data !== null && typeof body?.data === 'object' && !Array.isArray(body?.data), `${label}: data object`)
-  if ([413, 414, 429, 500].includes(status)) {
-    t.equal(body?.requestId, header(res, 'x-request-id'), `${label}: requestId in the body, the X-Request-Id sent back`)
-  }
-  return body
-}
+// Projects named so that they sort in creation order.
+const numbered = (count: number) =>
+  Array.from({ length: count }, (_, i) => project(`Seeded project number ${String(i).padStart(2, '0')}`))
 
 /** A request as bytes: Host and, unless given, Connection: close and the body's Content-Length. */
 function rawRequest(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Buffer {
@@ -86,7 +47,7 @@ async function projectNames(service: TestService, key: string): Promise<string[]
 // Request ids and the version header
 
 t.test('X-Request-Id: kept when up to 255 letters, digits, _ - =; replaced otherwise', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const longest = 'aZ09_-='.repeat(40).slice(0, 255)
   t.equal(longest.length, 255)
   const kept = await service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': longest } })
@@ -118,7 +79,7 @@ t.test('X-Request-Id: kept when up to 255 letters, digits, _ - =; replaced other
 })
 
 t.test('X-Request-Id is echoed on every answer: 200, 204, 400, 401, 404, 405, 413, 414 and health endpoints', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const cases: [string, number, (id: string) => Promise<AnyResponse>][] = [
     ['GET /api/v1/me', 200, (id) => service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': id } })],
     ['OPTIONS', 204, (id) => service.request('OPTIONS', '/api/v1/me', { headers: { 'x-request-id': id } })],
@@ -144,7 +105,7 @@ t.test('X-Request-Id is echoed on every answer: 200, 204, 400, 401, 404, 405, 41
 })
 
 t.test('X-Service-Api-Version on /api/v1 answers, absent on health, status and schema endpoints', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const present: [string, () => Promise<AnyResponse>, number][] = [
     ['200', () => service.request('GET', '/api/v1/me', { key }), 200],
     ['201', () => service.request('POST', '/api/v1/projects', { key, body: { name: 'Versioned' } }), 201],
@@ -184,7 +145,7 @@ t.test('X-Service-Api-Version on /api/v1 answers, absent on health, status and s
 // Query strings
 
 t.test('query: unknown, repeated or blank parameters on reads are refused with INVALID_QUERY', async (t) => {
-  const { service, key } = await world(t, { projects: 3 })
+  const { service, olive: { key } } = await world(t, { projects: numbered(3) })
   t.equal((await service.request('GET', '/api/v1/projects?limit=2', { key })).status, 200, 'a known parameter is accepted')
   t.equal((await service.request('GET', '/api/v1/projects?limit=2&archived=include', { key })).status, 200, 'two known parameters')
   t.equal((await service.request('GET', '/api/v1/projects?externalItemId=none-such', { key })).status, 200, 'a free-text parameter')
@@ -213,7 +174,7 @@ t.test('query: unknown, repeated or blank parameters on reads are refused with I
 })
 
 t.test('query: a write takes no query parameters at all', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const created = await service.request('POST', '/api/v1/projects', { key, body: { name: 'Target' } })
   t.equal(created.status, 201)
   const id = created.body.project.id
@@ -232,7 +193,7 @@ t.test('query: a write takes no query parameters at all', async (t) => {
 // Bodies
 
 t.test('bodies are parsed as JSON whatever the Content-Type; answers are JSON whatever the Accept', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/octet-stream']) {
     const res = await service.request('POST', '/api/v1/projects', { key, rawBody: JSON.stringify({ name: `Typed ${type}` }), headers: { 'content-type': type } })
     t.equal(res.status, 201, `Content-Type ${type}: 201, no 415`)
@@ -255,7 +216,7 @@ t.test('bodies are parsed as JSON whatever the Content-Type; answers are JSON wh
 })
 
 t.test('body encoding: invalid UTF-8, NUL characters and unpaired surrogates are refused', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const post = (rawBody: string | Buffer) => service.request('POST', '/api/v1/projects', { key, rawBody })
   const cases: [string, string | Buffer][] = [
     ['invalid UTF-8 (a lone 0xff byte)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xff]), Buffer.from('"}')])],
@@ -286,7 +247,7 @@ t.test('body encoding: invalid UTF-8, NUL characters and unpaired surrogates are
 })
 
 t.test('body keys: the last of duplicate keys wins; an unknown key is refused by name', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const duplicate = await service.request('POST', '/api/v1/projects', { key, rawBody: '{"name":"First","name":"Second"}' })
   t.equal(duplicate.status, 201)
   t.equal(duplicate.body.project.name, 'Second', 'the last value wins')
@@ -304,7 +265,7 @@ t.test('body keys: the last of duplicate keys wins; an unknown key is refused by
 })
 
 t.test('body values: integers above 2^53 - 1 and malformed JSON are refused', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const post = (rawBody: string) => service.request('POST', '/api/v1/projects', { key, rawBody })
   for (const literal of ['9007199254740993', '9007199254740992', '-9007199254740993', '1e300']) {
     const body = refused(t, await post(`{"name":${literal}}`), 400, 'INVALID_BODY', `the integer ${literal}`)
@@ -329,7 +290,7 @@ t.test('body values: integers above 2^53 - 1 and malformed JSON are refused', as
 })
 
 t.test('body caps: 1 MiB by default, refused with 413 by declared length before the body and as chunks arrive', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const exact = '{"name":"Padded"}'.padEnd(MiB, ' ')
   t.equal(Buffer.byteLength(exact), MiB)
   const fits = await service.request('POST', '/api/v1/projects', { key, rawBody: exact })
@@ -372,7 +333,7 @@ t.test('body caps: 1 MiB by default, refused with 413 by declared length before 
 // Refusals of the HTTP parser, and the request timeout
 
 t.test('headers over 64 KiB get a bare 431; a control character in a header value a bare 400', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const large = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), 'x-request-id': 'big-headers', 'x-padding': 'p'.repeat(60 * 1024) })
   t.equal(large.status, 200, 'headers of 60 KiB are accepted')
 
@@ -399,7 +360,7 @@ t.test('headers over 64 KiB get a bare 431; a control character in a header valu
 
 t.test('request timeout: a body not complete in time gets the REQUEST_TIMEOUT envelope, incomplete headers a 408', async (t) => {
   const logs: LogEntry[] = []
-  const { service, key } = await world(t, { env: { REQUEST_TIMEOUT_MS: '300' }, logs })
+  const { service, olive: { key } } = await world(t, { env: { REQUEST_TIMEOUT_MS: '300' }, logs, projects: [] })
 
   const partial = await rawExchange(service.url,
     rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-length': '100', 'x-request-id': 'slow-body', connection: 'keep-alive' }, '{"name":'),
@@ -453,7 +414,7 @@ t.test('request timeout: a body not complete in time gets the REQUEST_TIMEOUT en
 // Verbs, trailing slashes and long URIs
 
 t.test('HEAD on read routes: 200, the uncompressed GET length, no body, never compressed', async (t) => {
-  const { service, key } = await world(t, { projects: 20 })
+  const { service, olive: { key } } = await world(t, { projects: numbered(20) })
   for (const path of ['/api/v1/me', '/api/v1/projects', '/health', '/openapi.json']) {
     const get = await raw(service, 'GET', path, bearer(key))
     t.equal(get.status, 200, `GET ${path}`)
@@ -476,7 +437,7 @@ t.test('HEAD on read routes: 200, the uncompressed GET length, no body, never co
 })
 
 t.test('OPTIONS is keyless: 204 with Allow listing the verbs of the route', async (t) => {
-  const { service } = await world(t)
+  const { service } = await world(t, { projects: [] })
   const routes: [string, string[]][] = [
     ['/api/v1/projects', ['GET', 'HEAD', 'POST', 'OPTIONS']],
     ['/api/v1/me', ['GET', 'HEAD', 'OPTIONS']],
@@ -495,7 +456,7 @@ t.test('OPTIONS is keyless: 204 with Allow listing the verbs of the route', asyn
 })
 
 t.test('an unsupported verb on an existing route: 405 METHOD_NOT_ALLOWED with Allow', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const cases: [string, string, string[]][] = [
     ['PUT', '/api/v1/projects', ['GET', 'HEAD', 'POST', 'OPTIONS']],
     ['DELETE', '/api/v1/projects', ['GET', 'HEAD', 'POST', 'OPTIONS']],
@@ -518,7 +479,7 @@ t.test('an unsupported verb on an existing route: 405 METHOD_NOT_ALLOWED with Al
 })
 
 t.test('one trailing slash is tolerated, two are not', async (t) => {
-  const { service, key } = await world(t, { projects: 2 })
+  const { service, olive: { key } } = await world(t, { projects: numbered(2) })
   const plain = await service.request('GET', '/api/v1/me', { key })
   const slashed = await service.request('GET', '/api/v1/me/', { key })
   t.equal(slashed.status, 200, '/api/v1/me/: 200')
@@ -537,7 +498,7 @@ t.test('one trailing slash is tolerated, two are not', async (t) => {
 })
 
 t.test('a URI over 8 KiB: 414 with requestId', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const prefix = '/api/v1/me?x='
   const atLimit = prefix + 'a'.repeat(8192 - prefix.length)
   t.equal(atLimit.length, 8192)
@@ -558,7 +519,7 @@ t.test('a URI over 8 KiB: 414 with requestId', async (t) => {
 // Caching and compression
 
 t.test('ETag and Cache-Control: private, no-cache on every JSON 200 read; If-None-Match forms', async (t) => {
-  const { service, key } = await world(t, { projects: 2 })
+  const { service, olive: { key } } = await world(t, { projects: numbered(2) })
   for (const path of ['/api/v1/me', '/api/v1/projects', '/api/v1/teams', '/api/v1/models', '/health', '/api/health', '/status', '/status.json', '/openapi.json']) {
     const res = await service.request('GET', path, { key })
     t.equal(res.status, 200, `${path}: 200`)
@@ -607,7 +568,7 @@ t.test('ETag and Cache-Control: private, no-cache on every JSON 200 read; If-Non
 
 t.test('a 304 still spends the rate budget', async (t) => {
   // General burst: 200 * 0.02 = 4 requests.
-  const { service, key } = await world(t, { env: { RATE_LIMIT_SCALE: '0.02' } })
+  const { service, olive: { key } } = await world(t, { env: { RATE_LIMIT_SCALE: '0.02' }, projects: [] })
   const first = await service.request('GET', '/api/v1/me', { key })
   t.equal(first.status, 200)
   const etag = first.headers.get('etag')!
@@ -630,7 +591,7 @@ t.test('a 304 still spends the rate budget', async (t) => {
 })
 
 t.test('compression: gzip or zstd when offered for large bodies, never br, q=0 refuses', async (t) => {
-  const { service, key } = await world(t, { projects: 20 })
+  const { service, olive: { key } } = await world(t, { projects: numbered(20) })
   const path = '/api/v1/projects'
   const identity = await raw(service, 'GET', path, bearer(key))
   t.equal(identity.status, 200)
@@ -694,7 +655,7 @@ t.test('compression: gzip or zstd when offered for large bodies, never br, q=0 r
 
 t.test('an unexpected SQL failure: 500 with a generic message and requestId, logged with the request id', async (t) => {
   const logs: LogEntry[] = []
-  const { service, key } = await world(t, { logs })
+  const { service, olive: { key } } = await world(t, { logs, projects: [] })
   await service.db.owner.unsafe('alter function api.me(jsonb) rename to me_gone')
   let res!: Response
   try {
@@ -718,7 +679,7 @@ t.test('an unexpected SQL failure: 500 with a generic message and requestId, log
 })
 
 t.test('every refusal is the {error, code, data} envelope', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   const cases: [string, () => Promise<AnyResponse>, number, string][] = [
     ['bad query', () => service.request('GET', '/api/v1/projects?nope=1', { key }), 400, 'INVALID_QUERY'],
     ['bad body', () => service.request('POST', '/api/v1/projects', { key, rawBody: '{' }), 400, 'INVALID_BODY'],
@@ -735,7 +696,7 @@ t.test('every refusal is the {error, code, data} envelope', async (t) => {
 })
 
 t.test('Expect: 100-continue is answered only when the body is wanted', async (t) => {
-  const { service, key } = await world(t)
+  const { service, olive: { key } } = await world(t, { projects: [] })
   // A declared length over the cap is refused before the client sends anything.
   const big = await raw(service, 'POST', '/api/v1/projects',
     { ...bearer(key), 'content-type': 'application/json', 'content-length': String(2 * MiB), expect: '100-continue' })
@@ -763,7 +724,7 @@ t.test('Expect: 100-continue is answered only when the body is wanted', async (t
 
 t.test('hostile input answers 4xx, never 500', async (t) => {
   const logs: LogEntry[] = []
-  const { service, key } = await world(t, { logs })
+  const { service, olive: { key } } = await world(t, { logs, projects: [] })
   const deep = '['.repeat(300_000) + ']'.repeat(300_000)
   const nested = await service.request('POST', '/api/v1/projects', { key, rawBody: deep })
   t.equal(nested.status, 400, 'a deeply nested body is refused')
@@ -779,7 +740,7 @@ t.test('hostile input answers 4xx, never 500', async (t) => {
 })
 
 t.test('without a key the body is not read, even when the client offers to continue', async (t) => {
-  const { service } = await world(t)
+  const { service } = await world(t, { projects: [] })
   const res = await raw(service, 'POST', '/api/v1/projects',
     { 'content-type': 'application/json', 'content-length': '100', expect: '100-continue' })
   t.equal(res.status, 401, 'the refusal is the first answer, not 100 Continue')

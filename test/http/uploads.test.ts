@@ -1,7 +1,8 @@
 // Upload preparation and binding: the Upload state table, organization policy,
 // expiry and the object store's faults (SPEC.md "Upload", "Uploads and files").
 import t from 'tap'
-import { filesWorld, putBytes, uploadFile } from '../lib/files.ts'
+import { putBytes, uploadFile } from '../lib/files.ts'
+import { world } from '../lib/world.ts'
 import { eventually } from '../lib/wait.ts'
 import { pinClock } from '../lib/db.ts'
 import { startLocalS3 } from '../../server/core/storage/local-s3.ts'
@@ -11,7 +12,7 @@ import { refused } from '../lib/assert.ts'
 const count = async (sql: any, table: string) => (await sql.unsafe(`select count(*)::int as n from ${table}`))[0].n as number
 
 t.test('bind before the bytes arrive: 404 BLOB_NOT_FOUND, and the uploadId stays usable', async (t) => {
-  const { service, alpha, olive } = await filesWorld(t, { worker: false })
+  const { service, alpha, olive } = await world(t, { store: true })
   const prepared = await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
   t.equal(prepared.status, 200, 'every declaration is optional')
   const bind = { uploadId: prepared.body.uploadId, fileId: prepared.body.s3Ref, fileName: 'late.txt' }
@@ -32,12 +33,12 @@ t.test('bind before the bytes arrive: 404 BLOB_NOT_FOUND, and the uploadId stays
 })
 
 t.test('bind refusals: unknown upload, mismatched fileId, folder, file type, policy, size', async (t) => {
-  const { service, alpha, beta, olive, eddie } = await filesWorld(t, {
-    worker: false,
-    organizations: [
+  const { service, alpha, beta, olive, eddie } = await world(t, {
+    store: true,
+    seed: { organizations: [
       { slug: 'acme', name: 'Acme', skillSharingPolicy: null, uploadPolicy: { maxBytes: 10, extensions: ['txt', 'md'] } },
       { slug: 'globex', name: 'Globex', skillSharingPolicy: null },
-    ],
+    ] },
   })
   const base = `/api/v1/projects/${alpha}`
   const prepared = await olive.post(`${base}/uploads`, {})
@@ -84,12 +85,12 @@ t.test('bind refusals: unknown upload, mismatched fileId, folder, file type, pol
 })
 
 t.test('preparation checks what was declared', async (t) => {
-  const { service, alpha, olive } = await filesWorld(t, {
-    worker: false,
-    organizations: [
+  const { service, alpha, olive } = await world(t, {
+    store: true,
+    seed: { organizations: [
       { slug: 'acme', name: 'Acme', skillSharingPolicy: null, uploadPolicy: { maxBytes: 1000, extensions: ['txt'] } },
       { slug: 'globex', name: 'Globex', skillSharingPolicy: null },
-    ],
+    ] },
   })
   const prepare = (body: unknown) => olive.post(`/api/v1/projects/${alpha}/uploads`, body)
   const large = await prepare({ fileName: 'a.txt', size: 1001 })
@@ -116,7 +117,7 @@ t.test('preparation checks what was declared', async (t) => {
 })
 
 t.test('an upload expires 30 minutes after preparation; lapsed blobs are swept', async (t) => {
-  const { service, local, alpha, olive } = await filesWorld(t)
+  const { service, local, alpha, olive } = await world(t, { store: true, worker: true })
   const start = Date.now()
   await pinClock(service.db.owner, start)
   const prepare = () => olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'a.txt' })
@@ -156,7 +157,7 @@ t.test('an upload expires 30 minutes after preparation; lapsed blobs are swept',
 })
 
 t.test('a deployment without object storage answers 503 OBJECT_STORE_UNCONFIGURED', async (t) => {
-  const { service, alpha, olive } = await filesWorld(t, { store: false, worker: false })
+  const { service, alpha, olive } = await world(t)
   refused(t, await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'a.txt' }), 503, 'OBJECT_STORE_UNCONFIGURED', 'prepare')
   refused(t, await olive.post(`/api/v1/projects/${alpha}/files`, {
     uploadId: '00000000-0000-4000-8000-000000000000',
@@ -170,7 +171,7 @@ t.test('a deployment without object storage answers 503 OBJECT_STORE_UNCONFIGURE
 })
 
 t.test('a stopped store: 503 with nothing lost or half-bound, then the same upload binds', async (t) => {
-  const { service, local, alpha, olive } = await filesWorld(t, { worker: false })
+  const { service, local, alpha, olive } = await world(t, { store: true })
   const existing = await uploadFile(olive, alpha, 'existing.txt', 'kept safe')
   const prepared = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'b.txt' })
   await putBytes(prepared.body.url, 'pending bytes')
@@ -199,7 +200,7 @@ t.test('a stopped store: 503 with nothing lost or half-bound, then the same uplo
 })
 
 t.test('a folder delete removes the objects of every file beneath; 503 PURGE_INCOMPLETE removes nothing', async (t) => {
-  const { service, local, alpha, olive } = await filesWorld(t)
+  const { service, local, alpha, olive } = await world(t, { store: true, worker: true })
   const base = `/api/v1/projects/${alpha}`
   const top = (await olive.post(`${base}/folders`, { name: 'Top' })).body.folder.id
   const inner = (await olive.post(`${base}/folders`, { name: 'Inner', parentId: top })).body.folder.id
@@ -234,7 +235,7 @@ t.test('a folder delete removes the objects of every file beneath; 503 PURGE_INC
 })
 
 t.test('a preparation queues a sweep only when something is due', async (t) => {
-  const { service, alpha, olive } = await filesWorld(t, { worker: false })
+  const { service, alpha, olive } = await world(t, { store: true })
   const start = Date.now()
   await pinClock(service.db.owner, start)
   await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
@@ -250,13 +251,12 @@ t.test('a preparation queues a sweep only when something is due', async (t) => {
 })
 
 t.test('the hourly sweep clears every organization', async (t) => {
-  const { service, local, alpha, olive, seeded } = await filesWorld(t)
-  const globexProject = await service.request('POST', '/api/v1/projects', { key: seeded.users['gina@globex.test']!.keys.main, body: { name: 'G' } })
-  const gina = (path: string, body: unknown) => service.request('POST', path, { key: seeded.users['gina@globex.test']!.keys.main, body })
+  const { service, local, alpha, olive, gina } = await world(t, { store: true, worker: true })
+  const globexProject = await gina.post('/api/v1/projects', { name: 'G' })
   const start = Date.now()
   await pinClock(service.db.owner, start)
   const mine = await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
-  const theirs = await gina(`/api/v1/projects/${globexProject.body.project.id}/uploads`, {})
+  const theirs = await gina.post(`/api/v1/projects/${globexProject.body.project.id}/uploads`, {})
   for (const upload of [mine, theirs]) await putBytes(upload.body.url, 'lapsing')
   await pinClock(service.db.owner, start + 30 * 60_000 + 24 * 3_600_000 + 1000)
   await service.db.owner`select graphile_worker.add_job('sweep_expired_uploads', '{}'::json)`
@@ -265,7 +265,7 @@ t.test('the hourly sweep clears every organization', async (t) => {
 })
 
 t.test('a declared size is bound into the url; the default cap is 100 MiB', async (t) => {
-  const { alpha, olive } = await filesWorld(t, { worker: false })
+  const { alpha, olive } = await world(t, { store: true })
   const over = await olive.post(`/api/v1/projects/${alpha}/uploads`, { fileName: 'big.pdf', size: 104_857_601 })
   refused(t, over, 400, 'FILE_TOO_LARGE', 'one byte over 100 MiB')
   t.equal(over.body.data.limitBytes, 104_857_600)
@@ -279,7 +279,7 @@ t.test('a declared size is bound into the url; the default cap is 100 MiB', asyn
 })
 
 t.test('a project delete: files into retention or released; every unbound upload blob removed', async (t) => {
-  const { service, local, alpha, beta, olive, eddie, seeded } = await filesWorld(t)
+  const { service, local, alpha, beta, olive, eddie } = await world(t, { store: true, worker: true })
   const start = Date.now()
   await pinClock(service.db.owner, start)
   const kept = (await uploadFile(olive, alpha, 'a.txt', 'a')).body.file
@@ -304,8 +304,7 @@ t.test('a project delete: files into retention or released; every unbound upload
   t.equal(await count(service.db.owner, 'app.documents'), 0, 'after retention the file and its object are gone')
 
   const released = (await uploadFile(olive, beta, 'b.txt', 'b')).body.file
-  const detached = await service.request('DELETE', `/api/v1/projects/${beta}`,
-    { key: seeded.users['olive@acme.test']!.keys.main, body: { mode: 'detach' } })
+  const detached = await olive.del(`/api/v1/projects/${beta}`, { mode: 'detach' })
   t.equal(detached.status, 204, 'a detaching delete with files')
   const [row] = await service.db.owner`select project_id, trashed_at, object_key from app.documents where id = ${released.id}`
   t.same([row!.project_id, row!.trashed_at], [null, null], 'the file is released into the organization')

@@ -1,52 +1,15 @@
-// A service with the job worker, an organization with developers and members, and
-// MCP clients that speak for them with the official SDK.
+// Automation documents for tests, deploying them through MCP, and waiting for runs.
 import type { Test } from 'tap'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { startTestService, type Response } from './service.ts'
-import { acme } from './fixtures.ts'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Response } from './service.ts'
 import { eventually } from './wait.ts'
-import type { SeedFile } from '../../server/admin/operations.ts'
+import { callTool } from './mcp.ts'
+import { world, type WorldOptions } from './world.ts'
 
-export async function automationWorld(t: Test, options: { worker?: boolean; env?: Record<string, string>; seed?: Partial<SeedFile> } = {}) {
-  const service = await startTestService(t, options.env ?? {}, undefined, { worker: options.worker ?? true })
-  const seeded = await service.seed({
-    ...acme(),
-    projects: [
-      { org: 'acme', name: 'Alpha', createdBy: 'olive@acme.test', access: [{ email: 'max@acme.test', level: 'read' }, { email: 'dev@acme.test', level: 'edit' }] },
-      { org: 'acme', name: 'Beta', createdBy: 'olive@acme.test', access: [] },
-    ],
-    ...options.seed,
-  })
-  const key = (email: string) => seeded.users[email]!.keys.main!
-  const as = (email: string) => ({
-    key: key(email),
-    get: (path: string, headers?: Record<string, string>) => service.request('GET', path, { key: key(email), headers }),
-    post: (path: string, body?: unknown, headers?: Record<string, string>) => service.request('POST', path, { key: key(email), body, headers }),
-    del: (path: string) => service.request('DELETE', path, { key: key(email) }),
-    mcp: () => mcpClient(t, service.url, key(email)),
-  })
-  return {
-    service, seeded, alpha: seeded.projects.Alpha!.id, beta: seeded.projects.Beta?.id as string,
-    olive: as('olive@acme.test'), dev: as('dev@acme.test'), eddie: as('eddie@acme.test'), max: as('max@acme.test'),
-  }
-}
+export { callTool, mcpClient } from './mcp.ts'
 
-export async function mcpClient(t: Test, url: string, key: string): Promise<Client> {
-  const client = new Client({ name: 'tale-tests', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL('/api/v1/mcp', url), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  })
-  await client.connect(transport)
-  t.teardown(() => client.close())
-  return client
-}
-
-/** A tool's structured result; throws the JSON-RPC error as the SDK raises it. */
-export async function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<{ result: any; isError: boolean }> {
-  const answer = await client.callTool({ name, arguments: args })
-  return { result: answer.structuredContent, isError: answer.isError === true }
-}
+/** world() with the job worker on unless asked otherwise (the name the MCP and operations tests import). */
+export const automationWorld = (t: Test, options: WorldOptions = {}) => world(t, { worker: true, ...options })
 
 /** A minimal document: set a value, map it to the output. */
 export function simpleDocument(name: string, extra: Record<string, unknown> = {}) {

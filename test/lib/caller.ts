@@ -2,13 +2,13 @@
 // way app.authenticate sets it.
 import type { Sql } from '../../server/core/db/connection.ts'
 
-export interface Caller {
+export interface SqlCaller {
   userId: string
   orgId: string
   role: string
 }
 
-export async function asCaller<T>(requests: Sql, caller: Caller, work: (sql: Sql) => Promise<T>): Promise<T> {
+export async function asCaller<T>(requests: Sql, caller: SqlCaller, work: (sql: Sql) => Promise<T>): Promise<T> {
   return (await requests.begin(async (tx) => {
     await tx`select set_config('app.user_id', ${caller.userId}, true), set_config('app.org_id', ${caller.orgId}, true),
                     set_config('app.role', ${caller.role}, true)`

@@ -4,7 +4,8 @@
 import t, { type Test } from 'tap'
 import { startTestService } from '../lib/service.ts'
 import { componentCheck, responseChecker } from '../lib/openapi.ts'
-import { automationWorld, deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { deploy, simpleDocument, waitForRun } from '../lib/automations.ts'
+import { world } from '../lib/world.ts'
 
 type Json = Record<string, any>
 
@@ -54,7 +55,7 @@ t.test('an error envelope with an undeclared code fails the check', async (t) =>
 })
 
 t.test('a finished run\'s full read is exactly the Run schema, not only the fields form', async (t) => {
-  const { service, dev } = await automationWorld(t)
+  const { service, dev } = await world(t, { worker: true })
   const isRun = componentCheck((await service.request('GET', '/openapi.json')).body, 'Run')
   await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
   const completed = await dev.post('/api/v1/automations/ops__greeter/runs', { input: { who: 'Ada' } })
@@ -65,7 +66,7 @@ t.test('a finished run\'s full read is exactly the Run schema, not only the fiel
 })
 
 t.test('list rows with every part included are run summaries', async (t) => {
-  const { service, dev } = await automationWorld(t)
+  const { service, dev } = await world(t, { worker: true })
   const isSummary = componentCheck((await service.request('GET', '/openapi.json')).body, 'RunSummary')
   await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
   const started = await dev.post('/api/v1/automations/ops__greeter/runs', { input: { who: 'Ada' } })
