@@ -5,6 +5,7 @@ import type { Route } from '../routes/route.ts'
 import { wireSchema, type Schema } from '../transport/validation.ts'
 import { components } from './components.ts'
 import { errorEnvelope } from './errors.ts'
+import { limits } from '../core/limits.ts'
 
 type Json = Record<string, unknown>
 
@@ -144,6 +145,8 @@ export function openApiDocument(routes: Route[], options: { version: string }): 
       version: options.version,
       description: 'Server-to-server REST interface. Authenticate with Authorization: Bearer <API_KEY>; ' +
         'select the organization with X-Organization-Slug when the key holder belongs to several.',
+      // Every limit of the service (db/limits.json) with its unit and meaning, rate budgets at RATE_LIMIT_SCALE 1.
+      'x-tale-limits': limits,
     },
     // Relative: the reference's "Try it out" calls whichever origin served it.
     servers: [{ url: '/' }],

@@ -8,9 +8,10 @@ import { HttpError } from '../transport/errors.ts'
 import { etagMatches, writeReply } from '../transport/respond.ts'
 import { ObjectChanged, ObjectStoreUnavailable, type ObjectStore } from '../core/storage/object-store.ts'
 import { observeBlob, observeStore } from '../core/storage/observe.ts'
+import { limit } from '../core/limits.ts'
 
-/** The presigned PUT lives as long as the upload: 30 minutes. */
-export const UPLOAD_LIFETIME_SECONDS = 30 * 60
+/** The presigned PUT lives as long as the upload (db/limits.json). */
+export const UPLOAD_LIFETIME_SECONDS = limit('upload.lifetimeSeconds')
 
 const file = v.strictObject({
   id: v.string(), fileName: v.string(), folderId: v.nullable(v.string()), mimeType: v.string(),
