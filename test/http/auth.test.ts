@@ -1,19 +1,19 @@
 // Authentication and organization selection, as SPEC.md "Authentication" states.
 import t from 'tap'
 import { startTestService } from '../lib/service.ts'
+import { world } from '../lib/world.ts'
 import { acme, person } from '../lib/fixtures.ts'
 import { pinClock } from '../lib/db.ts'
 
 t.test('API keys: Bearer only', async (t) => {
-  const service = await startTestService(t)
-  const seeded = await service.seed({
+  const { service, seeded } = await world(t, { projects: [], seed: {
     ...acme(),
     teams: [],
     users: [
       person('olive@acme.test', [{ org: 'acme', role: 'owner' }], ['main', 'revoked']),
       { ...person('exp@acme.test', [{ org: 'acme', role: 'owner' }], []), keys: [{ name: 'soon', expiresAt: Date.now() + 60_000 }] },
     ],
-  })
+  } })
   const key = seeded.users['olive@acme.test']!.keys.main!
 
   const ok = await service.request('GET', '/api/v1/me', { key })
@@ -63,8 +63,7 @@ t.test('a 401 happens before any shape check', async (t) => {
 
 t.test('failed authentication is throttled per source address', async (t) => {
   // A scale of 0.05 leaves a burst of 2 failures per address.
-  const service = await startTestService(t, { RATE_LIMIT_SCALE: '0.05' })
-  const seeded = await service.seed(acme())
+  const { service, seeded } = await world(t, { env: { RATE_LIMIT_SCALE: '0.05' }, projects: [], seed: acme() })
   await pinClock(service.db.owner, Date.now())
   const bad = 'tale_not-a-real-key'
   t.equal((await service.request('GET', '/api/v1/me', { key: bad })).status, 401)
@@ -87,8 +86,8 @@ t.test('failed authentication is throttled per source address', async (t) => {
 })
 
 t.test('organization selection', async (t) => {
-  const service = await startTestService(t)
-  const seeded = await service.seed({
+  const { service, seeded } = await world(t, { projects: [], seed: {
+    teams: [],
     organizations: [
       { slug: 'acme', name: 'Acme', skillSharingPolicy: null },
       { slug: 'globex', name: 'Globex', skillSharingPolicy: null },
@@ -103,7 +102,7 @@ t.test('organization selection', async (t) => {
       ]),
       person('halfway@acme.test', [{ org: 'acme', role: 'member' }, { org: 'globex', role: 'member', disabled: true }]),
     ],
-  })
+  } })
   const solo = seeded.users['solo@acme.test']!.keys.main!
   const multi = seeded.users['multi@acme.test']!.keys.main!
   const halfway = seeded.users['halfway@acme.test']!.keys.main!
@@ -159,11 +158,11 @@ t.test('organization selection', async (t) => {
 })
 
 t.test('removed routes under /api/v1 answer after authentication and organization selection', async (t) => {
-  const service = await startTestService(t)
-  const seeded = await service.seed({
+  const { service, seeded } = await world(t, { projects: [], seed: {
+    teams: [],
     organizations: [{ slug: 'acme', name: 'Acme', skillSharingPolicy: null }, { slug: 'globex', name: 'Globex', skillSharingPolicy: null }],
     users: [person('multi@acme.test', [{ org: 'acme', role: 'owner' }, { org: 'globex', role: 'member' }])],
-  })
+  } })
   const key = seeded.users['multi@acme.test']!.keys.main!
   const path = '/api/v1/chat/completions'
   const noSlug = await service.request('POST', path, { key, body: { model: 'x', messages: [] } })

@@ -1,16 +1,15 @@
 // GET /api/v1/me, /teams, /models.
 import t from 'tap'
-import { startTestService } from '../lib/service.ts'
+import { world } from '../lib/world.ts'
 import { acme, person } from '../lib/fixtures.ts'
 import { pinClock } from '../lib/db.ts'
 
 t.test('/me reports the user, organization, key and role-derived capabilities', async (t) => {
-  const service = await startTestService(t)
   const expiresAt = Date.now() + 86_400_000
-  const seeded = await service.seed({
+  const { service, seeded } = await world(t, { projects: [], seed: {
     ...acme(),
     users: [...acme().users!, { ...person('temp@acme.test', [{ org: 'acme', role: 'member' }], []), keys: [{ name: 'temp', expiresAt }] }],
-  })
+  } })
   const key = (email: string) => seeded.users[email]!.keys.main!
 
   const owner = await service.request('GET', '/api/v1/me', { key: key('olive@acme.test') })
@@ -43,9 +42,8 @@ t.test('/me reports the user, organization, key and role-derived capabilities', 
 })
 
 t.test('capabilities follow live grants, organization policy and the operator allowlist', async (t) => {
-  const service = await startTestService(t)
   const now = Date.now()
-  const seeded = await service.seed({
+  const { service, seeded } = await world(t, { projects: [], seed: {
     ...acme(),
     organizations: [{ slug: 'acme', name: 'Acme', skillSharingPolicy: { roles: ['owner', 'admin'] } },
                     { slug: 'globex', name: 'Globex', skillSharingPolicy: null }],
@@ -54,7 +52,7 @@ t.test('capabilities follow live grants, organization policy and the operator al
       { org: 'acme', email: 'max@acme.test', competence: 'rest.act-as', expiresAt: null },
       { org: 'acme', email: 'eddie@acme.test', competence: 'skills.publish', expiresAt: null },
     ],
-  })
+  } })
   const me = async (email: string) =>
     (await service.request('GET', '/api/v1/me', { key: seeded.users[email]!.keys.main })).body.capabilities
 
@@ -91,12 +89,11 @@ t.test('capabilities follow live grants, organization policy and the operator al
 })
 
 t.test('/teams lists every team of the organization and marks membership', async (t) => {
-  const service = await startTestService(t)
-  const seeded = await service.seed({
+  const { service, seeded } = await world(t, { projects: [], seed: {
     ...acme(),
     teams: [{ org: 'acme', name: 'Core', members: ['eddie@acme.test'] }, { org: 'acme', name: 'Ops', members: [] },
             { org: 'globex', name: 'Hidden', members: ['gina@globex.test'] }],
-  })
+  } })
   const res = await service.request('GET', '/api/v1/teams', { key: seeded.users['eddie@acme.test']!.keys.main })
   t.equal(res.status, 200)
   t.same(res.body, { teams: [
@@ -106,12 +103,11 @@ t.test('/teams lists every team of the organization and marks membership', async
 })
 
 t.test('/models: the built-in local model, configured providers, the default and harnesses', async (t) => {
-  const service = await startTestService(t)
-  const seeded = await service.seed({
+  const { service, seeded } = await world(t, { projects: [], seed: {
     ...acme(),
     providers: [{ org: 'acme', slug: 'lab', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:8999/v1', apiKey: 'sk' }],
     models: [{ org: 'acme', id: 'lab-large', providerSlug: 'lab', contextWindow: 32000, maxOutputTokens: null, default: true }],
-  })
+  } })
   const acmeModels = await service.request('GET', '/api/v1/models', { key: seeded.users['max@acme.test']!.keys.main })
   t.equal(acmeModels.status, 200)
   t.same(acmeModels.body.models, [

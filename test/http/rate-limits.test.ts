@@ -1,6 +1,6 @@
 // Token buckets per key holder (SPEC.md "Rate limits"), kept in PostgreSQL.
 import t from 'tap'
-import { startTestService } from '../lib/service.ts'
+import { world } from '../lib/world.ts'
 import { acme, person } from '../lib/fixtures.ts'
 import { freshDatabase, pinClock } from '../lib/db.ts'
 import { rateBudgets, webhookBuckets } from '../../server/auth/rate-budgets.ts'
@@ -10,9 +10,8 @@ import { ownerPool } from '../../server/core/db/connection.ts'
 const SCALE = '0.02'
 
 t.test('all keys of one user share the general budget; other users keep theirs', async (t) => {
-  const service = await startTestService(t, { RATE_LIMIT_SCALE: SCALE })
-  const seeded = await service.seed({ ...acme(), users: [person('olive@acme.test', [{ org: 'acme', role: 'owner' }], ['one', 'two']),
-    person('adam@acme.test', [{ org: 'acme', role: 'admin' }])], teams: [] })
+  const { service, seeded } = await world(t, { env: { RATE_LIMIT_SCALE: SCALE }, projects: [], seed: { ...acme(), users: [person('olive@acme.test', [{ org: 'acme', role: 'owner' }], ['one', 'two']),
+    person('adam@acme.test', [{ org: 'acme', role: 'admin' }])], teams: [] } })
   const start = Date.now()
   await pinClock(service.db.owner, start)
   const [one, two] = [seeded.users['olive@acme.test']!.keys.one!, seeded.users['olive@acme.test']!.keys.two!]
@@ -40,8 +39,7 @@ t.test('all keys of one user share the general budget; other users keep theirs',
 })
 
 t.test('refused requests still spend budget; a request over budget has no effect', async (t) => {
-  const service = await startTestService(t, { RATE_LIMIT_SCALE: SCALE })
-  const seeded = await service.seed(acme())
+  const { service, seeded } = await world(t, { env: { RATE_LIMIT_SCALE: SCALE }, projects: [], seed: acme() })
   await pinClock(service.db.owner, Date.now())
   const key = seeded.users['olive@acme.test']!.keys.main!
   const missing = '00000000-0000-4000-8000-000000000000'
@@ -59,8 +57,7 @@ t.test('refused requests still spend budget; a request over budget has no effect
 })
 
 t.test('a request without a key costs nothing', async (t) => {
-  const service = await startTestService(t, { RATE_LIMIT_SCALE: SCALE })
-  await service.seed(acme())
+  const { service, seeded } = await world(t, { env: { RATE_LIMIT_SCALE: SCALE }, projects: [], seed: acme() })
   for (let i = 0; i < 10; i++) t.equal((await service.request('GET', '/api/v1/me')).status, 401)
   const [buckets] = await service.db.owner`select count(*)::int as n from app.rate_buckets`
   t.equal(buckets!.n, 0)
@@ -121,8 +118,7 @@ t.test('concurrent takes from one bucket never grant more than it holds', async 
 })
 
 t.test('over budget, nothing runs and nothing is looked up', async (t) => {
-  const service = await startTestService(t, { RATE_LIMIT_SCALE: SCALE })
-  const seeded = await service.seed(acme())
+  const { service, seeded } = await world(t, { env: { RATE_LIMIT_SCALE: SCALE }, projects: [], seed: acme() })
   await pinClock(service.db.owner, Date.now())
   const key = seeded.users['olive@acme.test']!.keys.main!
   for (let i = 0; i < 4; i++) await service.request('GET', '/api/v1/me', { key })
@@ -133,8 +129,7 @@ t.test('over budget, nothing runs and nothing is looked up', async (t) => {
   t.equal(limited.status, 429, 'refused before the operation would have failed')
 
   // An address out of failed attempts gets 429 even for a valid key.
-  const scaled = await startTestService(t, { RATE_LIMIT_SCALE: '0.05' })
-  const other = await scaled.seed(acme())
+  const { service: scaled, seeded: other } = await world(t, { env: { RATE_LIMIT_SCALE: '0.05' }, projects: [], seed: acme() })
   await pinClock(scaled.db.owner, Date.now())
   for (let i = 0; i < 2; i++) t.equal((await scaled.request('GET', '/api/v1/projects', { key: 'tale_guess' })).status, 401)
   const valid = await scaled.request('GET', '/api/v1/projects', { key: other.users['olive@acme.test']!.keys.main })
