@@ -15,7 +15,7 @@ const approvalDocument = (name: string) => ({
 })
 
 t.test('a run starts with 202, executes on the worker and reads back', async (t) => {
-  const { dev, max } = await world(t, { worker: true })
+  const { dev } = await world(t, { worker: true })
   await deploy(await dev.mcp(), simpleDocument('sales/greeter'))
   const started = await dev.post('/api/v1/automations/sales__greeter/runs', { input: { who: 'Ada' } })
   t.equal(started.status, 202)
@@ -27,14 +27,31 @@ t.test('a run starts with 202, executes on the worker and reads back', async (t)
   t.ok(run.startedBy.startsWith('user:'), 'started by a person')
   t.notOk('startedVia' in run, 'no trigger attribution')
   t.ok(run.finishedAt >= run.startedAt)
+})
 
+t.test('a run read revalidates with its ETag', async (t) => {
+  const { dev } = await world(t, { worker: true })
+  await deploy(await dev.mcp(), simpleDocument('sales/greeter'))
+  const started = await dev.post('/api/v1/automations/sales__greeter/runs', { input: { who: 'Ada' } })
+  await waitForRun(dev.get, started.body.runId)
   const read = await dev.get(`/api/v1/runs/${started.body.runId}`)
   const etag = read.headers.get('etag')!
   t.equal((await dev.get(`/api/v1/runs/${started.body.runId}`, { 'if-none-match': etag })).status, 304)
+})
+
+t.test('fields reads exactly the named keys and refuses unknown ones', async (t) => {
+  const { dev } = await world(t, { worker: true })
+  await deploy(await dev.mcp(), simpleDocument('sales/greeter'))
+  const started = await dev.post('/api/v1/automations/sales__greeter/runs', { input: { who: 'Ada' } })
+  await waitForRun(dev.get, started.body.runId)
   const some = await dev.get(`/api/v1/runs/${started.body.runId}?fields=status,output`)
   t.same(some.body, { status: 'completed', output: { greeting: 'Hello Ada' } }, 'exactly the named keys')
   refused(t, await dev.get(`/api/v1/runs/${started.body.runId}?fields=status,bogus`), 400, 'INVALID_QUERY', 'an unknown field')
+})
 
+t.test('a member may start a mock run but not a live one', async (t) => {
+  const { dev, max } = await world(t, { worker: true })
+  await deploy(await dev.mcp(), simpleDocument('sales/greeter'))
   refused(t, await max.post('/api/v1/automations/sales__greeter/runs', { input: { who: 'x' } }), 403, 'ROLE_FORBIDDEN',
     'a live run without the developer capability')
   const mock = await max.post('/api/v1/automations/sales__greeter/runs', { input: { who: 'Max' }, mode: 'mock' })
@@ -42,8 +59,8 @@ t.test('a run starts with 202, executes on the worker and reads back', async (t)
   t.equal((await waitForRun(max.get, mock.body.runId)).status, 'completed')
 })
 
-t.test('start refusals and idempotent replays', async (t) => {
-  const { service, dev } = await world(t)
+t.test('start refusals: unknown automation, nothing deployed, bad mode or input', async (t) => {
+  const { dev } = await world(t)
   const client = await dev.mcp()
   refused(t, await dev.post('/api/v1/automations/nope/runs', {}), 404, 'AUTOMATION_NOT_FOUND', 'unknown automation')
   await callTool(client, 'automation_create', { document: simpleDocument('ops/greeter') })
@@ -51,7 +68,11 @@ t.test('start refusals and idempotent replays', async (t) => {
   await callTool(client, 'automation_deploy', { name: 'ops/greeter' })
   refused(t, await dev.post('/api/v1/automations/ops__greeter/runs', { mode: 'dry' }), 400, 'INVALID_BODY', 'an unknown mode')
   refused(t, await dev.post('/api/v1/automations/ops__greeter/runs', { input: 'text' }), 400, 'INVALID_BODY', 'input must be an object')
+})
 
+t.test('an Idempotency-Key replays the run it started, and must be 1-255 printable characters', async (t) => {
+  const { service, dev } = await world(t)
+  await deploy(await dev.mcp(), simpleDocument('ops/greeter'))
   const headers = { 'idempotency-key': 'order-42' }
   const first = await dev.post('/api/v1/automations/ops__greeter/runs', { input: { who: 'A' } }, headers)
   const again = await dev.post('/api/v1/automations/ops__greeter/runs', { input: { who: 'A' } }, headers)
