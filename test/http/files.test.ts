@@ -232,6 +232,8 @@ t.test('retry-indexing draws on 10 per user per minute', async (t) => {
 
 t.test('POST uploads and POST files draw on the project file flow bucket', async (t) => {
   const { service, alpha, olive } = await world(t, { store: true })
+  // A still clock: the bucket refills 4 tokens a second, which would blur the counts.
+  await pinClock(service.db.owner, Date.now())
   await uploadFile(olive, alpha, 'a.txt', 'a')
   const buckets = await service.db.owner`select bucket, tokens from app.rate_buckets where bucket like '%:files'`
   t.equal(buckets.length, 1, 'one files bucket for the user')
@@ -242,7 +244,6 @@ t.test('POST uploads and POST files draw on the project file flow bucket', async
 
   // The general budget is the narrower under the documented figures; an empty files
   // bucket still refuses the file flow alone.
-  await pinClock(service.db.owner, Date.now())
   await service.db.owner`update app.rate_buckets set tokens = 0, refreshed_at = app.now() where bucket like '%:files'`
   const limited = await olive.post(`/api/v1/projects/${alpha}/uploads`, {})
   refused(t, limited, 429, 'RATE_LIMITED', 'preparing with the files bucket empty')
