@@ -28,3 +28,22 @@ t.test('no page names a path outside the repository', async (t) => {
     t.notMatch(text, /(^|[\s`(])\.\.\/(?!\.\.)[\w.-]+\//m, `${page} names no path above the repository`)
   }
 })
+
+t.test('the limits table of the operations page lists every limit of db/limits.json with its value and unit', async (t) => {
+  const limits = JSON.parse(readFileSync(path.join(root, 'db/limits.json'), 'utf8')) as Record<string, { value: number; unit: string }>
+  const operations = readFileSync(path.join(root, 'docs/operations.md'), 'utf8')
+  const rows = new Map<string, string[]>()
+  for (const [, name, rest] of operations.matchAll(/^\| `([a-z][\w.]*)` \|(.*)\|$/gm)) rows.set(name!, rest!.split('|').map((c) => c.trim()))
+  t.ok(Object.keys(limits).length > 0, 'db/limits.json names limits')
+  for (const [name, limit] of Object.entries(limits)) {
+    const row = rows.get(name)
+    if (!row) {
+      t.fail(`docs/operations.md lists ${name}`)
+      continue
+    }
+    t.match(row[0], new RegExp(`^${limit.value}( \\(.*\\))?$`), `${name} is documented as ${limit.value}`)
+    t.equal(row[1], limit.unit, `${name} is documented in ${limit.unit}`)
+  }
+  const documented = [...rows.keys()].filter((name) => /^(upload|document|folder|run|page|rate)\./.test(name))
+  t.same(documented.filter((name) => !(name in limits)), [], 'the table names no limit that db/limits.json lacks')
+})
