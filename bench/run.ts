@@ -5,6 +5,7 @@
 //   npm run bench                      (embedded PostgreSQL unless DATABASE_URL is set)
 //   BENCH_DURATION=20 npm run bench    (seconds per measurement; default 10)
 //   BENCH_ONLY=runs npm run bench      (the run engine alone)
+//   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import postgres from 'postgres'
@@ -65,7 +66,8 @@ async function prepareDatabase(baseUrl: string): Promise<{ url: string; key: str
 
 async function startServer(url: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), RATE_LIMIT_SCALE: String(SCALE), LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), RATE_LIMIT_SCALE: String(SCALE),
+           LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   for (let i = 0; i < 100; i++) {

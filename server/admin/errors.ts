@@ -9,7 +9,7 @@ const byConstraint: Record<string, string> = {
   organizations_slug_check: 'slug must be 1 to 64 lowercase letters, digits and inner hyphens',
   organizations_slug_key: 'an organization with this slug already exists',
   organizations_name_check: 'name must not be empty',
-  organizations_upload_max_bytes_check: 'max-bytes must be between 1 and 104857600',
+  organizations_upload_max_bytes_check: 'max-bytes must be at least 1',
   organizations_upload_extensions_check: 'extensions must name at least one extension',
   users_email_check: 'email must be an email address',
   users_email_key: 'a user with this email already exists',

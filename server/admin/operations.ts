@@ -3,13 +3,14 @@
 import * as v from 'valibot'
 import type { Sql } from '../core/db/connection.ts'
 import { generateApiKey, hashApiKey, hashPassword } from '../auth/credentials.ts'
+import { limit } from '../core/limits.ts'
 
 const role = v.picklist(['owner', 'admin', 'developer', 'editor', 'member'])
 const epochOrNull = v.nullish(v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.isoTimestamp())]))
 
 /** An organization's narrowing of uploads: a smaller size cap, fewer file types. */
 export const uploadPolicySchema = v.strictObject({
-  maxBytes: v.nullish(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(104_857_600))),
+  maxBytes: v.nullish(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(limit('upload.maxBytes')))),
   extensions: v.nullish(v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/i))), v.minLength(1))),
 })
 export type UploadPolicy = v.InferOutput<typeof uploadPolicySchema>
