@@ -46,36 +46,43 @@ async function projectNames(service: TestService, key: string): Promise<string[]
 // ---------------------------------------------------------------------------------
 // Request ids and the version header
 
-t.test('X-Request-Id: kept when up to 255 letters, digits, _ - =; replaced otherwise', async (t) => {
+t.test('X-Request-Id, on reads of /me', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: [] })
   const longest = 'aZ09_-='.repeat(40).slice(0, 255)
-  t.equal(longest.length, 255)
-  const kept = await service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': longest } })
-  t.equal(kept.status, 200)
-  t.equal(kept.headers.get('x-request-id'), longest, '255 acceptable characters are kept')
 
-  const single = await service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': '=' } })
-  t.equal(single.headers.get('x-request-id'), '=', 'one acceptable character is kept')
+  t.test('an X-Request-Id of up to 255 letters, digits, _, - and = is kept', async (t) => {
+    t.equal(longest.length, 255)
+    const kept = await service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': longest } })
+    t.equal(kept.status, 200)
+    t.equal(kept.headers.get('x-request-id'), longest, '255 acceptable characters are kept')
 
-  for (const [label, sent] of [
-    ['256 characters', longest + 'a'],
-    ['a dot', 'abc.def'],
-    ['a slash', 'abc/def'],
-    ['a space', 'abc def'],
-    ['a colon', 'abc:def'],
-    ['non-ASCII letters', 'r\u00e9sum\u00e9'],
-  ] as const) {
-    const res = await service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': sent } })
-    t.equal(res.status, 200, `${label}: the request is served`)
-    const replaced = res.headers.get('x-request-id')
-    t.not(replaced, sent, `${label}: replaced`)
-    t.match(replaced ?? '', REQUEST_ID, `${label}: replaced by an acceptable generated id`)
-  }
+    const single = await service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': '=' } })
+    t.equal(single.headers.get('x-request-id'), '=', 'one acceptable character is kept')
+  })
 
-  const a = await service.request('GET', '/api/v1/me', { key })
-  const b = await service.request('GET', '/api/v1/me', { key })
-  t.match(a.headers.get('x-request-id') ?? '', REQUEST_ID, 'generated when none is sent')
-  t.not(a.headers.get('x-request-id'), b.headers.get('x-request-id'), 'generated ids differ')
+  t.test('any other X-Request-Id is replaced by an acceptable generated one', async (t) => {
+    for (const [label, sent] of [
+      ['256 characters', longest + 'a'],
+      ['a dot', 'abc.def'],
+      ['a slash', 'abc/def'],
+      ['a space', 'abc def'],
+      ['a colon', 'abc:def'],
+      ['non-ASCII letters', 'r\u00e9sum\u00e9'],
+    ] as const) {
+      const res = await service.request('GET', '/api/v1/me', { key, headers: { 'x-request-id': sent } })
+      t.equal(res.status, 200, `${label}: the request is served`)
+      const replaced = res.headers.get('x-request-id')
+      t.not(replaced, sent, `${label}: replaced`)
+      t.match(replaced ?? '', REQUEST_ID, `${label}: replaced by an acceptable generated id`)
+    }
+  })
+
+  t.test('without an X-Request-Id, a fresh one is generated for each request', async (t) => {
+    const a = await service.request('GET', '/api/v1/me', { key })
+    const b = await service.request('GET', '/api/v1/me', { key })
+    t.match(a.headers.get('x-request-id') ?? '', REQUEST_ID, 'generated when none is sent')
+    t.not(a.headers.get('x-request-id'), b.headers.get('x-request-id'), 'generated ids differ')
+  })
 })
 
 t.test('X-Request-Id is echoed on every answer: 200, 204, 400, 401, 404, 405, 413, 414 and health endpoints', async (t) => {
@@ -104,41 +111,46 @@ t.test('X-Request-Id is echoed on every answer: 200, 204, 400, 401, 404, 405, 41
   }
 })
 
-t.test('X-Service-Api-Version on /api/v1 answers, absent on health, status and schema endpoints', async (t) => {
+t.test('X-Service-Api-Version', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: [] })
-  const present: [string, () => Promise<AnyResponse>, number][] = [
-    ['200', () => service.request('GET', '/api/v1/me', { key }), 200],
-    ['201', () => service.request('POST', '/api/v1/projects', { key, body: { name: 'Versioned' } }), 201],
-    ['400', () => service.request('GET', '/api/v1/me?x=1', { key }), 400],
-    ['401', () => service.request('GET', '/api/v1/me'), 401],
-    ['404 for an unknown /api/v1 path', () => service.request('GET', '/api/v1/no-such-thing', { key }), 404],
-    ['405', () => service.request('PUT', '/api/v1/projects', { key, body: {} }), 405],
-    ['OPTIONS', () => service.request('OPTIONS', '/api/v1/projects'), 204],
-    ['HEAD', () => service.request('HEAD', '/api/v1/me', { key }), 200],
-    ['413', () => raw(service, 'POST', '/api/v1/projects', { ...bearer(key), 'content-length': String(2 * MiB) }), 413],
-    ['414', () => service.request('GET', `/api/v1/me?x=${'a'.repeat(9000)}`, { key }), 414],
-  ]
-  const versions = new Set<string>()
-  for (const [label, send, status] of present) {
-    const res = await send()
-    t.equal(res.status, status, `${label}: ${status}`)
-    const version = header(res, 'x-service-api-version')
-    t.ok(version, `${label}: X-Service-Api-Version present`)
-    if (version) versions.add(version)
-  }
-  t.equal(versions.size, 1, 'one version value throughout')
 
-  for (const path of ['/health', '/api/health', '/status', '/status.json', '/openapi.json', '/docs']) {
-    const res = await service.request('GET', path)
-    t.equal(res.status, 200, `${path}: 200`)
-    t.equal(res.headers.get('x-service-api-version'), null, `${path}: no version header`)
-    t.ok(res.headers.get('x-request-id'), `${path}: still a request id`)
-    const head = await service.request('HEAD', path)
-    t.equal(head.headers.get('x-service-api-version'), null, `HEAD ${path}: no version header`)
-    const options = await service.request('OPTIONS', path)
-    t.equal(options.status, 204, `OPTIONS ${path}: 204`)
-    t.equal(options.headers.get('x-service-api-version'), null, `OPTIONS ${path}: no version header`)
-  }
+  t.test('every /api/v1 answer carries one X-Service-Api-Version value, whatever its status', async (t) => {
+    const present: [string, () => Promise<AnyResponse>, number][] = [
+      ['200', () => service.request('GET', '/api/v1/me', { key }), 200],
+      ['201', () => service.request('POST', '/api/v1/projects', { key, body: { name: 'Versioned' } }), 201],
+      ['400', () => service.request('GET', '/api/v1/me?x=1', { key }), 400],
+      ['401', () => service.request('GET', '/api/v1/me'), 401],
+      ['404 for an unknown /api/v1 path', () => service.request('GET', '/api/v1/no-such-thing', { key }), 404],
+      ['405', () => service.request('PUT', '/api/v1/projects', { key, body: {} }), 405],
+      ['OPTIONS', () => service.request('OPTIONS', '/api/v1/projects'), 204],
+      ['HEAD', () => service.request('HEAD', '/api/v1/me', { key }), 200],
+      ['413', () => raw(service, 'POST', '/api/v1/projects', { ...bearer(key), 'content-length': String(2 * MiB) }), 413],
+      ['414', () => service.request('GET', `/api/v1/me?x=${'a'.repeat(9000)}`, { key }), 414],
+    ]
+    const versions = new Set<string>()
+    for (const [label, send, status] of present) {
+      const res = await send()
+      t.equal(res.status, status, `${label}: ${status}`)
+      const version = header(res, 'x-service-api-version')
+      t.ok(version, `${label}: X-Service-Api-Version present`)
+      if (version) versions.add(version)
+    }
+    t.equal(versions.size, 1, 'one version value throughout')
+  })
+
+  t.test('health, status and schema endpoints carry no X-Service-Api-Version, on GET, HEAD or OPTIONS', async (t) => {
+    for (const path of ['/health', '/api/health', '/status', '/status.json', '/openapi.json', '/docs']) {
+      const res = await service.request('GET', path)
+      t.equal(res.status, 200, `${path}: 200`)
+      t.equal(res.headers.get('x-service-api-version'), null, `${path}: no version header`)
+      t.ok(res.headers.get('x-request-id'), `${path}: still a request id`)
+      const head = await service.request('HEAD', path)
+      t.equal(head.headers.get('x-service-api-version'), null, `HEAD ${path}: no version header`)
+      const options = await service.request('OPTIONS', path)
+      t.equal(options.status, 204, `OPTIONS ${path}: 204`)
+      t.equal(options.headers.get('x-service-api-version'), null, `OPTIONS ${path}: no version header`)
+    }
+  })
 })
 
 // ---------------------------------------------------------------------------------
@@ -192,58 +204,68 @@ t.test('query: a write takes no query parameters at all', async (t) => {
 // ---------------------------------------------------------------------------------
 // Bodies
 
-t.test('bodies are parsed as JSON whatever the Content-Type; answers are JSON whatever the Accept', async (t) => {
+t.test('content negotiation', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: [] })
-  for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/octet-stream']) {
-    const res = await service.request('POST', '/api/v1/projects', { key, rawBody: JSON.stringify({ name: `Typed ${type}` }), headers: { 'content-type': type } })
-    t.equal(res.status, 201, `Content-Type ${type}: 201, no 415`)
-    t.equal(res.body?.project?.name, `Typed ${type}`, `Content-Type ${type}: the body was read as JSON`)
-  }
-  const untyped = await raw(service, 'POST', '/api/v1/projects', bearer(key), JSON.stringify({ name: 'Untyped' }))
-  t.equal(untyped.status, 201, 'no Content-Type at all: 201')
-  t.equal(JSON.parse(untyped.text).project.name, 'Untyped')
 
-  for (const accept of ['text/html', 'application/xml', 'image/png;q=1, */*;q=0']) {
-    const res = await service.request('GET', '/api/v1/me', { key, headers: { accept } })
-    t.equal(res.status, 200, `Accept ${accept}: 200, no 406`)
-    t.match(res.headers.get('content-type') ?? '', /^application\/json/, `Accept ${accept}: JSON`)
-    t.equal(res.body?.user?.email, 'olive@acme.test')
-  }
-  const created = await service.request('POST', '/api/v1/projects', { key, body: { name: 'Accepting' }, headers: { accept: 'text/html' } })
-  t.equal(created.status, 201, 'a write with Accept: text/html: 201')
-  t.match(created.headers.get('content-type') ?? '', /^application\/json/)
-  refused(t, await service.request('GET', '/api/v1/nowhere', { key, headers: { accept: 'text/html' } }), 404, 'NOT_FOUND', 'an error with Accept: text/html')
+  t.test('a body is parsed as JSON whatever its Content-Type, or without one: never 415', async (t) => {
+    for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/octet-stream']) {
+      const res = await service.request('POST', '/api/v1/projects', { key, rawBody: JSON.stringify({ name: `Typed ${type}` }), headers: { 'content-type': type } })
+      t.equal(res.status, 201, `Content-Type ${type}: 201, no 415`)
+      t.equal(res.body?.project?.name, `Typed ${type}`, `Content-Type ${type}: the body was read as JSON`)
+    }
+    const untyped = await raw(service, 'POST', '/api/v1/projects', bearer(key), JSON.stringify({ name: 'Untyped' }))
+    t.equal(untyped.status, 201, 'no Content-Type at all: 201')
+    t.equal(JSON.parse(untyped.text).project.name, 'Untyped')
+  })
+
+  t.test('answers are JSON whatever the Accept header: never 406', async (t) => {
+    for (const accept of ['text/html', 'application/xml', 'image/png;q=1, */*;q=0']) {
+      const res = await service.request('GET', '/api/v1/me', { key, headers: { accept } })
+      t.equal(res.status, 200, `Accept ${accept}: 200, no 406`)
+      t.match(res.headers.get('content-type') ?? '', /^application\/json/, `Accept ${accept}: JSON`)
+      t.equal(res.body?.user?.email, 'olive@acme.test')
+    }
+    const created = await service.request('POST', '/api/v1/projects', { key, body: { name: 'Accepting' }, headers: { accept: 'text/html' } })
+    t.equal(created.status, 201, 'a write with Accept: text/html: 201')
+    t.match(created.headers.get('content-type') ?? '', /^application\/json/)
+    refused(t, await service.request('GET', '/api/v1/nowhere', { key, headers: { accept: 'text/html' } }), 404, 'NOT_FOUND', 'an error with Accept: text/html')
+  })
 })
 
-t.test('body encoding: invalid UTF-8, NUL characters and unpaired surrogates are refused', async (t) => {
+t.test('body encoding', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: [] })
   const post = (rawBody: string | Buffer) => service.request('POST', '/api/v1/projects', { key, rawBody })
-  const cases: [string, string | Buffer][] = [
-    ['invalid UTF-8 (a lone 0xff byte)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xff]), Buffer.from('"}')])],
-    ['invalid UTF-8 (a truncated sequence)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xe2, 0x82]), Buffer.from('"}')])],
-    ['invalid UTF-8 (an encoded surrogate)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])],
-    ['invalid UTF-8 (an overlong encoding)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])],
-    ['a NUL character as a JSON escape', '{"name":"nul \\u0000 inside"}'],
-    ['a raw NUL byte', '{"name":"nul \u0000 inside"}'],
-    ['an unpaired high surrogate in a value', '{"name":"half \\ud800"}'],
-    ['an unpaired low surrogate in a value', '{"name":"half \\udc00 low"}'],
-  ]
-  for (const [label, body] of cases) {
-    refused(t, await post(body), 400, 'INVALID_BODY', label)
-  }
-  // Every key of this body is unknown as well, so the refusal must be for the surrogate.
-  const keyed = refused(t, await post('{"name":"x","\\ud800":"y"}'), 400, 'INVALID_BODY', 'an unpaired surrogate in a key')
-  t.ok(keyed?.data?.issues?.some((i: { message: string }) => /surrogate/i.test(i.message)), 'the key is refused for its surrogate')
-  const nulKey = refused(t, await post('{"name":"x","a\\u0000b":"y"}'), 400, 'INVALID_BODY', 'a NUL character in a key')
-  t.ok(nulKey?.data?.issues?.some((i: { message: string }) => /NUL/i.test(i.message)), 'the key is refused for its NUL')
-  t.same(await projectNames(service, key), [], 'nothing was created')
 
-  const paired = await post('{"name":"pair \\ud83d\\ude00"}')
-  t.equal(paired.status, 201, 'a paired surrogate escape is accepted')
-  t.equal(paired.body.project.name, 'pair \u{1F600}')
-  const utf8 = await post(Buffer.from('{"name":"Zo\u00eb \u6f22 \u{1F600}"}', 'utf8'))
-  t.equal(utf8.status, 201, 'valid multi-byte UTF-8 is accepted')
-  t.equal(utf8.body.project.name, 'Zo\u00eb \u6f22 \u{1F600}')
+  t.test('invalid UTF-8, NUL characters and unpaired surrogates, in values or keys, are refused with INVALID_BODY', async (t) => {
+    const cases: [string, string | Buffer][] = [
+      ['invalid UTF-8 (a lone 0xff byte)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xff]), Buffer.from('"}')])],
+      ['invalid UTF-8 (a truncated sequence)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xe2, 0x82]), Buffer.from('"}')])],
+      ['invalid UTF-8 (an encoded surrogate)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])],
+      ['invalid UTF-8 (an overlong encoding)', Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])],
+      ['a NUL character as a JSON escape', '{"name":"nul \\u0000 inside"}'],
+      ['a raw NUL byte', '{"name":"nul \u0000 inside"}'],
+      ['an unpaired high surrogate in a value', '{"name":"half \\ud800"}'],
+      ['an unpaired low surrogate in a value', '{"name":"half \\udc00 low"}'],
+    ]
+    for (const [label, body] of cases) {
+      refused(t, await post(body), 400, 'INVALID_BODY', label)
+    }
+    // Every key of this body is unknown as well, so the refusal must be for the surrogate.
+    const keyed = refused(t, await post('{"name":"x","\\ud800":"y"}'), 400, 'INVALID_BODY', 'an unpaired surrogate in a key')
+    t.ok(keyed?.data?.issues?.some((i: { message: string }) => /surrogate/i.test(i.message)), 'the key is refused for its surrogate')
+    const nulKey = refused(t, await post('{"name":"x","a\\u0000b":"y"}'), 400, 'INVALID_BODY', 'a NUL character in a key')
+    t.ok(nulKey?.data?.issues?.some((i: { message: string }) => /NUL/i.test(i.message)), 'the key is refused for its NUL')
+    t.same(await projectNames(service, key), [], 'nothing was created')
+  })
+
+  t.test('paired surrogate escapes and valid multi-byte UTF-8 are accepted', async (t) => {
+    const paired = await post('{"name":"pair \\ud83d\\ude00"}')
+    t.equal(paired.status, 201, 'a paired surrogate escape is accepted')
+    t.equal(paired.body.project.name, 'pair \u{1F600}')
+    const utf8 = await post(Buffer.from('{"name":"Zo\u00eb \u6f22 \u{1F600}"}', 'utf8'))
+    t.equal(utf8.status, 201, 'valid multi-byte UTF-8 is accepted')
+    t.equal(utf8.body.project.name, 'Zo\u00eb \u6f22 \u{1F600}')
+  })
 })
 
 t.test('body keys: the last of duplicate keys wins; an unknown key is refused by name', async (t) => {
@@ -264,29 +286,34 @@ t.test('body keys: the last of duplicate keys wins; an unknown key is refused by
   t.same(await projectNames(service, key), ['Second'], 'refused writes took no effect')
 })
 
-t.test('body values: integers above 2^53 - 1 and malformed JSON are refused', async (t) => {
+t.test('body values', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: [] })
   const post = (rawBody: string) => service.request('POST', '/api/v1/projects', { key, rawBody })
-  for (const literal of ['9007199254740993', '9007199254740992', '-9007199254740993', '1e300']) {
-    const body = refused(t, await post(`{"name":${literal}}`), 400, 'INVALID_BODY', `the integer ${literal}`)
-    // name must be a string anyway: the refusal must be the one for the integer itself.
-    t.ok(body?.data?.issues?.some((i: { message: string }) => /integer|2\^53|range/i.test(i.message)), `${literal}: refused as out of range`)
-  }
-  const nested = refused(t, await post('{"name":"x","description":[1, {"deep": 9007199254740993}]}'), 400, 'INVALID_BODY', 'a nested big integer')
-  t.ok(nested?.data?.issues?.some((i: { message: string }) => /integer|2\^53|range/i.test(i.message)), 'nested: refused as out of range')
 
-  for (const [label, body] of [
-    ['truncated', '{"name":'],
-    ['single quotes', "{'name':'x'}"],
-    ['trailing comma', '{"name":"x",}'],
-    ['trailing garbage', '{"name":"x"} {}'],
-    ['a bare word', 'name'],
-    ['a comment', '{"name":"x"} // done'],
-  ] as const) {
-    refused(t, await post(body), 400, 'INVALID_BODY', `malformed JSON: ${label}`)
-  }
-  refused(t, await post('["name"]'), 400, 'INVALID_BODY', 'an array instead of an object')
-  t.same(await projectNames(service, key), [], 'nothing was created')
+  t.test('an integer beyond 2^53 - 1, anywhere in a body, is refused as out of range', async (t) => {
+    for (const literal of ['9007199254740993', '9007199254740992', '-9007199254740993', '1e300']) {
+      const body = refused(t, await post(`{"name":${literal}}`), 400, 'INVALID_BODY', `the integer ${literal}`)
+      // name must be a string anyway: the refusal must be the one for the integer itself.
+      t.ok(body?.data?.issues?.some((i: { message: string }) => /integer|2\^53|range/i.test(i.message)), `${literal}: refused as out of range`)
+    }
+    const nested = refused(t, await post('{"name":"x","description":[1, {"deep": 9007199254740993}]}'), 400, 'INVALID_BODY', 'a nested big integer')
+    t.ok(nested?.data?.issues?.some((i: { message: string }) => /integer|2\^53|range/i.test(i.message)), 'nested: refused as out of range')
+  })
+
+  t.test('malformed JSON, or an array for an object, is refused with INVALID_BODY', async (t) => {
+    for (const [label, body] of [
+      ['truncated', '{"name":'],
+      ['single quotes', "{'name':'x'}"],
+      ['trailing comma', '{"name":"x",}'],
+      ['trailing garbage', '{"name":"x"} {}'],
+      ['a bare word', 'name'],
+      ['a comment', '{"name":"x"} // done'],
+    ] as const) {
+      refused(t, await post(body), 400, 'INVALID_BODY', `malformed JSON: ${label}`)
+    }
+    refused(t, await post('["name"]'), 400, 'INVALID_BODY', 'an array instead of an object')
+    t.same(await projectNames(service, key), [], 'nothing was created')
+  })
 })
 
 t.test('body caps: 1 MiB by default, refused with 413 by declared length before the body and as chunks arrive', async (t) => {
@@ -332,108 +359,127 @@ t.test('body caps: 1 MiB by default, refused with 413 by declared length before 
 // ---------------------------------------------------------------------------------
 // Refusals of the HTTP parser, and the request timeout
 
-t.test('headers over 64 KiB get a bare 431; a control character in a header value a bare 400', async (t) => {
+t.test('header limits', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: [] })
-  const large = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), 'x-request-id': 'big-headers', 'x-padding': 'p'.repeat(60 * 1024) })
-  t.equal(large.status, 200, 'headers of 60 KiB are accepted')
 
-  for (const [label, headers] of [
-    ['one header over 64 KiB', { 'x-request-id': 'too-big', 'x-padding': 'p'.repeat(70 * 1024) }],
-    ['many headers over 64 KiB together', Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-pad-${i}`, 'p'.repeat(2000)]))],
-  ] as const) {
-    const res = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), ...headers })
-    t.equal(res.status, 431, `${label}: 431`)
-    t.equal(res.headers['x-request-id'], undefined, `${label}: no X-Request-Id`)
-    t.equal(res.headers['x-service-api-version'], undefined, `${label}: no version header`)
-    t.equal(res.body.length, 0, `${label}: no body, no envelope`)
-    t.ok(res.closed, `${label}: the connection closes`)
-  }
+  t.test('headers over 64 KiB get a bare 431 and the connection closes', async (t) => {
+    const large = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), 'x-request-id': 'big-headers', 'x-padding': 'p'.repeat(60 * 1024) })
+    t.equal(large.status, 200, 'headers of 60 KiB are accepted')
 
-  for (const [label, value] of [['\\x01', 'a\x01b'], ['\\x7f', 'a\x7fb'], ['\\x00', 'a\x00b']] as const) {
-    const res = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), 'x-request-id': 'ctl', 'x-note': value })
-    t.equal(res.status, 400, `${label} in a header value: 400`)
-    t.equal(res.headers['x-request-id'], undefined, `${label}: no X-Request-Id`)
-    t.equal(res.headers['x-service-api-version'], undefined, `${label}: no version header`)
-    t.equal(res.body.length, 0, `${label}: no body, no envelope`)
-  }
+    for (const [label, headers] of [
+      ['one header over 64 KiB', { 'x-request-id': 'too-big', 'x-padding': 'p'.repeat(70 * 1024) }],
+      ['many headers over 64 KiB together', Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-pad-${i}`, 'p'.repeat(2000)]))],
+    ] as const) {
+      const res = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), ...headers })
+      t.equal(res.status, 431, `${label}: 431`)
+      t.equal(res.headers['x-request-id'], undefined, `${label}: no X-Request-Id`)
+      t.equal(res.headers['x-service-api-version'], undefined, `${label}: no version header`)
+      t.equal(res.body.length, 0, `${label}: no body, no envelope`)
+      t.ok(res.closed, `${label}: the connection closes`)
+    }
+  })
+
+  t.test('a control character in a header value gets a bare 400', async (t) => {
+    for (const [label, value] of [['\\x01', 'a\x01b'], ['\\x7f', 'a\x7fb'], ['\\x00', 'a\x00b']] as const) {
+      const res = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), 'x-request-id': 'ctl', 'x-note': value })
+      t.equal(res.status, 400, `${label} in a header value: 400`)
+      t.equal(res.headers['x-request-id'], undefined, `${label}: no X-Request-Id`)
+      t.equal(res.headers['x-service-api-version'], undefined, `${label}: no version header`)
+      t.equal(res.body.length, 0, `${label}: no body, no envelope`)
+    }
+  })
 })
 
-t.test('request timeout: a body not complete in time gets the REQUEST_TIMEOUT envelope, incomplete headers a 408', async (t) => {
+t.test('the request timeout, at 300 ms', async (t) => {
   const logs: LogEntry[] = []
   const { service, olive: { key } } = await world(t, { env: { REQUEST_TIMEOUT_MS: '300' }, logs, projects: [] })
 
-  const partial = await rawExchange(service.url,
-    rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-length': '100', 'x-request-id': 'slow-body', connection: 'keep-alive' }, '{"name":'),
-    { keepOpenMs: 5000 })
-  refused(t, partial, 408, 'REQUEST_TIMEOUT', 'a body not complete in time')
-  t.equal(partial.headers['x-request-id'], 'slow-body', 'the request id is echoed')
-  t.ok(partial.closed, 'the connection closes')
+  t.test('a body not complete in time gets the 408 REQUEST_TIMEOUT envelope and the connection closes', async (t) => {
+    const partial = await rawExchange(service.url,
+      rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-length': '100', 'x-request-id': 'slow-body', connection: 'keep-alive' }, '{"name":'),
+      { keepOpenMs: 5000 })
+    refused(t, partial, 408, 'REQUEST_TIMEOUT', 'a body not complete in time')
+    t.equal(partial.headers['x-request-id'], 'slow-body', 'the request id is echoed')
+    t.ok(partial.closed, 'the connection closes')
 
-  const chunkedPartial = await rawExchange(service.url,
-    rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'transfer-encoding': 'chunked', connection: 'keep-alive' }) + '8\r\n{"name":\r\n',
-    { keepOpenMs: 5000 })
-  refused(t, chunkedPartial, 408, 'REQUEST_TIMEOUT', 'a chunked body never ended')
-  t.ok(chunkedPartial.closed, 'chunked: the connection closes')
-
-  const headers = await rawExchange(service.url, 'GET /api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: slow-headers\r\n', { keepOpenMs: 5000 })
-  t.equal(headers.status, 408, 'headers not complete in time: 408')
-  t.ok(headers.closed, 'headers: the connection closes')
-
-  const silent = await rawExchange(service.url, 'GET /api/v1/me HTTP/1.1\r\n', { keepOpenMs: 5000 })
-  t.equal(silent.status, 408, 'only a request line: 408')
-  t.ok(silent.closed, 'request line only: the connection closes')
-
-  // The limit covers headers and body together: each arriving in less than the limit is not enough.
-  const slowBody = JSON.stringify({ name: 'Too slow overall' })
-  const overall = await rawExchange(service.url, 'POST /api/v1/projects HTTP/1.1\r\n', {
-    chunks: ['Host: 127.0.0.1\r\n', `Authorization: Bearer ${key}\r\nContent-Length: ${slowBody.length}\r\n\r\n`,
-      slowBody.slice(0, 8), slowBody.slice(8)],
-    gapMs: 100, keepOpenMs: 5000,
+    const chunkedPartial = await rawExchange(service.url,
+      rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'transfer-encoding': 'chunked', connection: 'keep-alive' }) + '8\r\n{"name":\r\n',
+      { keepOpenMs: 5000 })
+    refused(t, chunkedPartial, 408, 'REQUEST_TIMEOUT', 'a chunked body never ended')
+    t.ok(chunkedPartial.closed, 'chunked: the connection closes')
   })
-  t.equal(overall.status, 408, 'headers (200 ms) then body (200 ms more) against a 300 ms limit: 408')
-  t.ok(overall.closed, 'overall: the connection closes')
 
-  // A request answered without reading its body still has to arrive in time.
-  for (const [label, method, path] of [['a write refused for its query', 'POST', '/api/v1/projects?x=1'], ['a read', 'GET', '/api/v1/me']] as const) {
-    const unread = await rawExchange(service.url,
-      rawRequest(method, path, { ...bearer(key), 'content-length': '100', connection: 'keep-alive' }, '{"name":'), { keepOpenMs: 5000 })
-    t.equal(unread.status, method === 'GET' ? 200 : 400, `${label} with an incomplete body is answered`)
-    t.ok(unread.closed, `${label}: the connection closes once the body is late`)
-  }
+  t.test('headers not complete in time get a bare 408', async (t) => {
+    const headers = await rawExchange(service.url, 'GET /api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: slow-headers\r\n', { keepOpenMs: 5000 })
+    t.equal(headers.status, 408, 'headers not complete in time: 408')
+    t.ok(headers.closed, 'headers: the connection closes')
 
-  // A body arriving in pieces but within the limit is served.
-  const body = JSON.stringify({ name: 'In time' })
-  const inTime = await rawExchange(service.url,
-    rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-length': String(body.length) }),
-    { chunks: [body.slice(0, 5), body.slice(5, 10), body.slice(10)], gapMs: 20 })
-  t.equal(inTime.status, 201, 'a body completed in time is served')
-  t.same(logs.filter((e) => e.level === 'error'), [], 'late requests are not logged as failures')
+    const silent = await rawExchange(service.url, 'GET /api/v1/me HTTP/1.1\r\n', { keepOpenMs: 5000 })
+    t.equal(silent.status, 408, 'only a request line: 408')
+    t.ok(silent.closed, 'request line only: the connection closes')
+  })
+
+  t.test('the request timeout covers headers and body together', async (t) => {
+    // Each part arriving in less than the limit is not enough.
+    const slowBody = JSON.stringify({ name: 'Too slow overall' })
+    const overall = await rawExchange(service.url, 'POST /api/v1/projects HTTP/1.1\r\n', {
+      chunks: ['Host: 127.0.0.1\r\n', `Authorization: Bearer ${key}\r\nContent-Length: ${slowBody.length}\r\n\r\n`,
+        slowBody.slice(0, 8), slowBody.slice(8)],
+      gapMs: 100, keepOpenMs: 5000,
+    })
+    t.equal(overall.status, 408, 'headers (200 ms) then body (200 ms more) against a 300 ms limit: 408')
+    t.ok(overall.closed, 'overall: the connection closes')
+  })
+
+  t.test('a request answered without reading its body must still arrive in time', async (t) => {
+    for (const [label, method, path] of [['a write refused for its query', 'POST', '/api/v1/projects?x=1'], ['a read', 'GET', '/api/v1/me']] as const) {
+      const unread = await rawExchange(service.url,
+        rawRequest(method, path, { ...bearer(key), 'content-length': '100', connection: 'keep-alive' }, '{"name":'), { keepOpenMs: 5000 })
+      t.equal(unread.status, method === 'GET' ? 200 : 400, `${label} with an incomplete body is answered`)
+      t.ok(unread.closed, `${label}: the connection closes once the body is late`)
+    }
+  })
+
+  t.test('a body arriving in pieces within the limit is served, and late requests are not logged as failures', async (t) => {
+    const body = JSON.stringify({ name: 'In time' })
+    const inTime = await rawExchange(service.url,
+      rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-length': String(body.length) }),
+      { chunks: [body.slice(0, 5), body.slice(5, 10), body.slice(10)], gapMs: 20 })
+    t.equal(inTime.status, 201, 'a body completed in time is served')
+    t.same(logs.filter((e) => e.level === 'error'), [], 'late requests are not logged as failures')
+  })
 })
 
 // ---------------------------------------------------------------------------------
 // Verbs, trailing slashes and long URIs
 
-t.test('HEAD on read routes: 200, the uncompressed GET length, no body, never compressed', async (t) => {
+t.test('HEAD, over 20 projects', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: numbered(20) })
-  for (const path of ['/api/v1/me', '/api/v1/projects', '/health', '/openapi.json']) {
-    const get = await raw(service, 'GET', path, bearer(key))
-    t.equal(get.status, 200, `GET ${path}`)
-    t.equal(get.headers['content-encoding'], undefined, `GET ${path} without Accept-Encoding is identity`)
-    for (const acceptEncoding of [undefined, 'gzip', 'zstd', 'gzip, zstd, br']) {
-      const label = `HEAD ${path}${acceptEncoding ? ` (Accept-Encoding: ${acceptEncoding})` : ''}`
-      const head = await raw(service, 'HEAD', path, { ...bearer(key), ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}) })
-      t.equal(head.status, 200, `${label}: 200`)
-      t.equal(Number(head.headers['content-length']), get.body.length, `${label}: Content-Length of the uncompressed GET body`)
-      t.equal(head.body.length, 0, `${label}: no body`)
-      t.equal(head.headers['content-encoding'], undefined, `${label}: not compressed`)
-      t.equal(head.headers.etag, get.headers.etag, `${label}: the GET's ETag`)
+
+  t.test('HEAD on a read route: 200, the uncompressed GET length and ETag, no body, never compressed', async (t) => {
+    for (const path of ['/api/v1/me', '/api/v1/projects', '/health', '/openapi.json']) {
+      const get = await raw(service, 'GET', path, bearer(key))
+      t.equal(get.status, 200, `GET ${path}`)
+      t.equal(get.headers['content-encoding'], undefined, `GET ${path} without Accept-Encoding is identity`)
+      for (const acceptEncoding of [undefined, 'gzip', 'zstd', 'gzip, zstd, br']) {
+        const label = `HEAD ${path}${acceptEncoding ? ` (Accept-Encoding: ${acceptEncoding})` : ''}`
+        const head = await raw(service, 'HEAD', path, { ...bearer(key), ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}) })
+        t.equal(head.status, 200, `${label}: 200`)
+        t.equal(Number(head.headers['content-length']), get.body.length, `${label}: Content-Length of the uncompressed GET body`)
+        t.equal(head.body.length, 0, `${label}: no body`)
+        t.equal(head.headers['content-encoding'], undefined, `${label}: not compressed`)
+        t.equal(head.headers.etag, get.headers.etag, `${label}: the GET's ETag`)
+      }
     }
-  }
-  t.ok(Number((await raw(service, 'HEAD', '/api/v1/projects', bearer(key))).headers['content-length']) > 1024,
-    'the project list is large enough to be compressed on GET')
-  const unauthorized = await service.request('HEAD', '/api/v1/me')
-  t.equal(unauthorized.status, 401, 'HEAD still needs a key')
-  t.equal(unauthorized.text, '', 'a refused HEAD has no body either')
+    t.ok(Number((await raw(service, 'HEAD', '/api/v1/projects', bearer(key))).headers['content-length']) > 1024,
+      'the project list is large enough to be compressed on GET')
+  })
+
+  t.test('HEAD needs a key like GET, and its refusal has no body', async (t) => {
+    const unauthorized = await service.request('HEAD', '/api/v1/me')
+    t.equal(unauthorized.status, 401, 'HEAD still needs a key')
+    t.equal(unauthorized.text, '', 'a refused HEAD has no body either')
+  })
 })
 
 t.test('OPTIONS is keyless: 204 with Allow listing the verbs of the route', async (t) => {
@@ -478,23 +524,28 @@ t.test('an unsupported verb on an existing route: 405 METHOD_NOT_ALLOWED with Al
   refused(t, trailing, 405, 'METHOD_NOT_ALLOWED', 'PUT with a trailing slash')
 })
 
-t.test('one trailing slash is tolerated, two are not', async (t) => {
+t.test('trailing slashes', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: numbered(2) })
-  const plain = await service.request('GET', '/api/v1/me', { key })
-  const slashed = await service.request('GET', '/api/v1/me/', { key })
-  t.equal(slashed.status, 200, '/api/v1/me/: 200')
-  t.same(slashed.body, plain.body, '/api/v1/me/ answers as /api/v1/me')
-  const listed = await service.request('GET', '/api/v1/projects/?limit=1', { key })
-  t.equal(listed.status, 200, '/api/v1/projects/?limit=1: 200')
-  t.equal(listed.body.projects.length, 1, 'the query still applies')
-  const created = await service.request('POST', '/api/v1/projects/', { key, body: { name: 'Slashed' } })
-  t.equal(created.status, 201, 'POST /api/v1/projects/: 201')
-  t.equal((await service.request('OPTIONS', '/api/v1/me/')).status, 204, 'OPTIONS /api/v1/me/: 204')
-  t.equal((await service.request('GET', '/health/')).status, 200, '/health/: 200')
 
-  refused(t, await service.request('GET', '/api/v1/me//', { key }), 404, 'NOT_FOUND', '/api/v1/me//')
-  refused(t, await service.request('GET', '/api/v1/projects//?limit=1', { key }), 404, 'NOT_FOUND', '/api/v1/projects//')
-  refused(t, await service.request('GET', '/health//'), 404, 'NOT_FOUND', '/health//')
+  t.test('one trailing slash is tolerated on every verb and on keyless routes', async (t) => {
+    const plain = await service.request('GET', '/api/v1/me', { key })
+    const slashed = await service.request('GET', '/api/v1/me/', { key })
+    t.equal(slashed.status, 200, '/api/v1/me/: 200')
+    t.same(slashed.body, plain.body, '/api/v1/me/ answers as /api/v1/me')
+    const listed = await service.request('GET', '/api/v1/projects/?limit=1', { key })
+    t.equal(listed.status, 200, '/api/v1/projects/?limit=1: 200')
+    t.equal(listed.body.projects.length, 1, 'the query still applies')
+    const created = await service.request('POST', '/api/v1/projects/', { key, body: { name: 'Slashed' } })
+    t.equal(created.status, 201, 'POST /api/v1/projects/: 201')
+    t.equal((await service.request('OPTIONS', '/api/v1/me/')).status, 204, 'OPTIONS /api/v1/me/: 204')
+    t.equal((await service.request('GET', '/health/')).status, 200, '/health/: 200')
+  })
+
+  t.test('two trailing slashes answer 404 NOT_FOUND', async (t) => {
+    refused(t, await service.request('GET', '/api/v1/me//', { key }), 404, 'NOT_FOUND', '/api/v1/me//')
+    refused(t, await service.request('GET', '/api/v1/projects//?limit=1', { key }), 404, 'NOT_FOUND', '/api/v1/projects//')
+    refused(t, await service.request('GET', '/health//'), 404, 'NOT_FOUND', '/health//')
+  })
 })
 
 t.test('a URI over 8 KiB: 414 with requestId', async (t) => {
@@ -518,52 +569,62 @@ t.test('a URI over 8 KiB: 414 with requestId', async (t) => {
 // ---------------------------------------------------------------------------------
 // Caching and compression
 
-t.test('ETag and Cache-Control: private, no-cache on every JSON 200 read; If-None-Match forms', async (t) => {
+t.test('ETags and revalidation', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: numbered(2) })
-  for (const path of ['/api/v1/me', '/api/v1/projects', '/api/v1/teams', '/api/v1/models', '/health', '/api/health', '/status', '/status.json', '/openapi.json']) {
-    const res = await service.request('GET', path, { key })
-    t.equal(res.status, 200, `${path}: 200`)
-    t.match(res.headers.get('content-type') ?? '', /^application\/json/, `${path}: JSON`)
-    t.match(res.headers.get('etag') ?? '', /^"[^"]+"$/, `${path}: a strong ETag`)
-    t.equal(res.headers.get('cache-control'), 'private, no-cache', `${path}: Cache-Control`)
-  }
-
   const first = await service.request('GET', '/api/v1/me', { key })
   const etag = first.headers.get('etag')!
   const opaque = etag.slice(1, -1)
-  for (const [label, value] of [
-    ['the exact ETag', etag],
-    ['the weak form', `W/${etag}`],
-    ['the -gzip form', `"${opaque}-gzip"`],
-    ['the -zstd form', `"${opaque}-zstd"`],
-    ['the weak -gzip form', `W/"${opaque}-gzip"`],
-    ['a list holding the ETag', `"something-else", ${etag}`],
-  ] as const) {
-    const res = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), 'if-none-match': value })
-    t.equal(res.status, 304, `${label}: 304`)
-    t.equal(res.body.length, 0, `${label}: no body`)
-    t.equal(res.headers.etag, etag, `${label}: the ETag is repeated`)
-    const head = await raw(service, 'HEAD', '/api/v1/me', { ...bearer(key), 'if-none-match': value })
-    t.equal(head.status, 304, `HEAD with ${label}: 304`)
-  }
-  for (const [label, value] of [
-    ['another ETag', '"not-the-etag"'],
-    ['the ETag unquoted with a prefix', `x${opaque}`],
-    ['the ETag with another suffix', `"${opaque}-br"`],
-    ['a prefix of the ETag', `"${opaque.slice(0, -1)}"`],
-  ] as const) {
-    const res = await service.request('GET', '/api/v1/me', { key, headers: { 'if-none-match': value } })
-    t.equal(res.status, 200, `${label}: 200`)
-    t.equal(res.body?.user?.email, 'olive@acme.test', `${label}: the full body`)
-  }
 
-  const list = await service.request('GET', '/api/v1/projects', { key })
-  const listTag = list.headers.get('etag')!
-  t.equal((await service.request('GET', '/api/v1/projects', { key, headers: { 'if-none-match': listTag } })).status, 304, 'an unchanged list: 304')
-  t.equal((await service.request('POST', '/api/v1/projects', { key, body: { name: 'Changes the list' } })).status, 201)
-  const changed = await service.request('GET', '/api/v1/projects', { key, headers: { 'if-none-match': listTag } })
-  t.equal(changed.status, 200, 'a changed list with the old ETag: 200')
-  t.not(changed.headers.get('etag'), listTag, 'a changed list has a new ETag')
+  t.test('every JSON 200 read carries a strong ETag and Cache-Control: private, no-cache', async (t) => {
+    for (const path of ['/api/v1/me', '/api/v1/projects', '/api/v1/teams', '/api/v1/models', '/health', '/api/health', '/status', '/status.json', '/openapi.json']) {
+      const res = await service.request('GET', path, { key })
+      t.equal(res.status, 200, `${path}: 200`)
+      t.match(res.headers.get('content-type') ?? '', /^application\/json/, `${path}: JSON`)
+      t.match(res.headers.get('etag') ?? '', /^"[^"]+"$/, `${path}: a strong ETag`)
+      t.equal(res.headers.get('cache-control'), 'private, no-cache', `${path}: Cache-Control`)
+    }
+  })
+
+  t.test('If-None-Match with the ETag, its weak or -gzip/-zstd forms, or in a list, answers 304 without a body', async (t) => {
+    for (const [label, value] of [
+      ['the exact ETag', etag],
+      ['the weak form', `W/${etag}`],
+      ['the -gzip form', `"${opaque}-gzip"`],
+      ['the -zstd form', `"${opaque}-zstd"`],
+      ['the weak -gzip form', `W/"${opaque}-gzip"`],
+      ['a list holding the ETag', `"something-else", ${etag}`],
+    ] as const) {
+      const res = await raw(service, 'GET', '/api/v1/me', { ...bearer(key), 'if-none-match': value })
+      t.equal(res.status, 304, `${label}: 304`)
+      t.equal(res.body.length, 0, `${label}: no body`)
+      t.equal(res.headers.etag, etag, `${label}: the ETag is repeated`)
+      const head = await raw(service, 'HEAD', '/api/v1/me', { ...bearer(key), 'if-none-match': value })
+      t.equal(head.status, 304, `HEAD with ${label}: 304`)
+    }
+  })
+
+  t.test('If-None-Match with any other tag answers 200 with the full body', async (t) => {
+    for (const [label, value] of [
+      ['another ETag', '"not-the-etag"'],
+      ['the ETag unquoted with a prefix', `x${opaque}`],
+      ['the ETag with another suffix', `"${opaque}-br"`],
+      ['a prefix of the ETag', `"${opaque.slice(0, -1)}"`],
+    ] as const) {
+      const res = await service.request('GET', '/api/v1/me', { key, headers: { 'if-none-match': value } })
+      t.equal(res.status, 200, `${label}: 200`)
+      t.equal(res.body?.user?.email, 'olive@acme.test', `${label}: the full body`)
+    }
+  })
+
+  t.test('a list that changed answers 200 with a new ETag to its old one', async (t) => {
+    const list = await service.request('GET', '/api/v1/projects', { key })
+    const listTag = list.headers.get('etag')!
+    t.equal((await service.request('GET', '/api/v1/projects', { key, headers: { 'if-none-match': listTag } })).status, 304, 'an unchanged list: 304')
+    t.equal((await service.request('POST', '/api/v1/projects', { key, body: { name: 'Changes the list' } })).status, 201)
+    const changed = await service.request('GET', '/api/v1/projects', { key, headers: { 'if-none-match': listTag } })
+    t.equal(changed.status, 200, 'a changed list with the old ETag: 200')
+    t.not(changed.headers.get('etag'), listTag, 'a changed list has a new ETag')
+  })
 })
 
 t.test('a 304 still spends the rate budget', async (t) => {
@@ -590,64 +651,69 @@ t.test('a 304 still spends the rate budget', async (t) => {
   }
 })
 
-t.test('compression: gzip or zstd when offered for large bodies, never br, q=0 refuses', async (t) => {
+t.test('compression, over 20 projects', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: numbered(20) })
-  const path = '/api/v1/projects'
-  const identity = await raw(service, 'GET', path, bearer(key))
-  t.equal(identity.status, 200)
-  t.equal(identity.headers['content-encoding'], undefined, 'no Accept-Encoding: identity')
-  t.ok(identity.body.length > 1024, `the body is large (${identity.body.length} bytes)`)
-  const json = JSON.parse(identity.text)
-  t.equal(json.projects.length, 20)
-  const identityTag = identity.headers.etag!
 
-  const decoders = { gzip: (b: Buffer) => gunzipSync(b), zstd: (b: Buffer) => decompress(b) }
-  const cases: [string, 'gzip' | 'zstd' | null][] = [
-    ['gzip', 'gzip'],
-    ['zstd', 'zstd'],
-    ['gzip, deflate', 'gzip'],
-    ['deflate, gzip;q=0.5', 'gzip'],
-    ['GZIP', 'gzip'],
-    ['zstd;q=0.5, gzip;q=0.8', 'gzip'],
-    ['gzip;q=0, zstd', 'zstd'],
-    ['zstd;q=0, gzip', 'gzip'],
-    ['zstd; q=0, gzip; q=1', 'gzip'],
-    ['br', null],
-    ['br, deflate', null],
-    ['gzip;q=0', null],
-    ['zstd;q=0, gzip;q=0, br', null],
-    ['identity', null],
-    ['*;q=0', null],
-  ]
-  for (const [acceptEncoding, expected] of cases) {
-    const label = `Accept-Encoding: ${acceptEncoding}`
-    const res = await raw(service, 'GET', path, { ...bearer(key), 'accept-encoding': acceptEncoding })
-    t.equal(res.status, 200, `${label}: 200`)
-    t.equal(res.headers['content-encoding'], expected ?? undefined, `${label}: ${expected ?? 'identity'}`)
-    t.match(res.headers.vary ?? '', /accept-encoding/i, `${label}: Vary: Accept-Encoding`)
-    t.equal(Number(res.headers['content-length']), res.body.length, `${label}: Content-Length of the bytes sent`)
-    const decoded = expected ? decoders[expected](res.body) : res.body
-    t.same(JSON.parse(decoded.toString('utf8')), json, `${label}: the same JSON as identity`)
-    if (expected) {
-      t.ok(res.body.length < identity.body.length, `${label}: smaller than identity`)
-      t.equal(res.headers.etag, `"${identityTag.slice(1, -1)}-${expected}"`, `${label}: the ETag carries -${expected}`)
-      const again = await raw(service, 'GET', path, { ...bearer(key), 'accept-encoding': acceptEncoding, 'if-none-match': res.headers.etag! })
-      t.equal(again.status, 304, `${label}: its ETag sent back: 304`)
-      t.equal(again.body.length, 0, `${label}: 304 without a body`)
-      const plain = await raw(service, 'GET', path, { ...bearer(key), 'if-none-match': res.headers.etag! })
-      t.equal(plain.status, 304, `${label}: its ETag sent back without Accept-Encoding: 304`)
-    } else {
-      t.equal(res.headers.etag, identityTag, `${label}: the identity ETag`)
+  t.test('a large body is gzip or zstd encoded as offered, never br, and q=0 refuses an encoding', async (t) => {
+    const path = '/api/v1/projects'
+    const identity = await raw(service, 'GET', path, bearer(key))
+    t.equal(identity.status, 200)
+    t.equal(identity.headers['content-encoding'], undefined, 'no Accept-Encoding: identity')
+    t.ok(identity.body.length > 1024, `the body is large (${identity.body.length} bytes)`)
+    const json = JSON.parse(identity.text)
+    t.equal(json.projects.length, 20)
+    const identityTag = identity.headers.etag!
+
+    const decoders = { gzip: (b: Buffer) => gunzipSync(b), zstd: (b: Buffer) => decompress(b) }
+    const cases: [string, 'gzip' | 'zstd' | null][] = [
+      ['gzip', 'gzip'],
+      ['zstd', 'zstd'],
+      ['gzip, deflate', 'gzip'],
+      ['deflate, gzip;q=0.5', 'gzip'],
+      ['GZIP', 'gzip'],
+      ['zstd;q=0.5, gzip;q=0.8', 'gzip'],
+      ['gzip;q=0, zstd', 'zstd'],
+      ['zstd;q=0, gzip', 'gzip'],
+      ['zstd; q=0, gzip; q=1', 'gzip'],
+      ['br', null],
+      ['br, deflate', null],
+      ['gzip;q=0', null],
+      ['zstd;q=0, gzip;q=0, br', null],
+      ['identity', null],
+      ['*;q=0', null],
+    ]
+    for (const [acceptEncoding, expected] of cases) {
+      const label = `Accept-Encoding: ${acceptEncoding}`
+      const res = await raw(service, 'GET', path, { ...bearer(key), 'accept-encoding': acceptEncoding })
+      t.equal(res.status, 200, `${label}: 200`)
+      t.equal(res.headers['content-encoding'], expected ?? undefined, `${label}: ${expected ?? 'identity'}`)
+      t.match(res.headers.vary ?? '', /accept-encoding/i, `${label}: Vary: Accept-Encoding`)
+      t.equal(Number(res.headers['content-length']), res.body.length, `${label}: Content-Length of the bytes sent`)
+      const decoded = expected ? decoders[expected](res.body) : res.body
+      t.same(JSON.parse(decoded.toString('utf8')), json, `${label}: the same JSON as identity`)
+      if (expected) {
+        t.ok(res.body.length < identity.body.length, `${label}: smaller than identity`)
+        t.equal(res.headers.etag, `"${identityTag.slice(1, -1)}-${expected}"`, `${label}: the ETag carries -${expected}`)
+        const again = await raw(service, 'GET', path, { ...bearer(key), 'accept-encoding': acceptEncoding, 'if-none-match': res.headers.etag! })
+        t.equal(again.status, 304, `${label}: its ETag sent back: 304`)
+        t.equal(again.body.length, 0, `${label}: 304 without a body`)
+        const plain = await raw(service, 'GET', path, { ...bearer(key), 'if-none-match': res.headers.etag! })
+        t.equal(plain.status, 304, `${label}: its ETag sent back without Accept-Encoding: 304`)
+      } else {
+        t.equal(res.headers.etag, identityTag, `${label}: the identity ETag`)
+      }
     }
-  }
+  })
 
-  for (const small of ['/health', '/api/v1/teams']) {
-    const res = await raw(service, 'GET', small, { ...bearer(key), 'accept-encoding': 'gzip, zstd' })
-    t.equal(res.status, 200, `${small}: 200`)
-    t.ok(res.body.length <= 512, `${small}: a small body`)
-    t.equal(res.headers['content-encoding'], undefined, `${small}: never compressed`)
-    t.ok(JSON.parse(res.text), `${small}: plain JSON`)
-  }
+  t.test('a small body is never compressed', async (t) => {
+    for (const small of ['/health', '/api/v1/teams']) {
+      const res = await raw(service, 'GET', small, { ...bearer(key), 'accept-encoding': 'gzip, zstd' })
+      t.equal(res.status, 200, `${small}: 200`)
+      t.ok(res.body.length <= 512, `${small}: a small body`)
+      t.equal(res.headers['content-encoding'], undefined, `${small}: never compressed`)
+      t.ok(JSON.parse(res.text), `${small}: plain JSON`)
+    }
+  })
 })
 
 // ---------------------------------------------------------------------------------
@@ -695,31 +761,35 @@ t.test('every refusal is the {error, code, data} envelope', async (t) => {
   for (const [label, send, status, code] of cases) refused(t, await send(), status, code, label)
 })
 
-t.test('Expect: 100-continue is answered only when the body is wanted', async (t) => {
+t.test('Expect: 100-continue', async (t) => {
   const { service, olive: { key } } = await world(t, { projects: [] })
-  // A declared length over the cap is refused before the client sends anything.
-  const big = await raw(service, 'POST', '/api/v1/projects',
-    { ...bearer(key), 'content-type': 'application/json', 'content-length': String(2 * MiB), expect: '100-continue' })
-  t.equal(big.status, 413, 'the refusal is the first answer, not 100 Continue')
-  t.equal(jsonOf(big).code, 'BODY_TOO_LARGE')
 
-  // A body that is wanted gets 100 Continue, then the answer.
-  const { request } = await import('node:http')
-  const outcome = await new Promise<{ continued: boolean; status: number }>((resolve, reject) => {
-    let continued = false
-    const body = JSON.stringify({ name: 'Continued' })
-    const req = request(`${service.url}/api/v1/projects`, {
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
-    }, (res) => {
-      res.resume()
-      res.on('end', () => resolve({ continued, status: res.statusCode ?? 0 }))
-    })
-    req.on('continue', () => { continued = true; req.end(body) })
-    req.on('error', reject)
+  t.test('a declared length over the cap is refused before 100 Continue', async (t) => {
+    // A declared length over the cap is refused before the client sends anything.
+    const big = await raw(service, 'POST', '/api/v1/projects',
+      { ...bearer(key), 'content-type': 'application/json', 'content-length': String(2 * MiB), expect: '100-continue' })
+    t.equal(big.status, 413, 'the refusal is the first answer, not 100 Continue')
+    t.equal(jsonOf(big).code, 'BODY_TOO_LARGE')
   })
-  t.ok(outcome.continued, '100 Continue was sent')
-  t.equal(outcome.status, 201)
+
+  t.test('a body that is wanted gets 100 Continue, then the answer', async (t) => {
+    const { request } = await import('node:http')
+    const outcome = await new Promise<{ continued: boolean; status: number }>((resolve, reject) => {
+      let continued = false
+      const body = JSON.stringify({ name: 'Continued' })
+      const req = request(`${service.url}/api/v1/projects`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+      }, (res) => {
+        res.resume()
+        res.on('end', () => resolve({ continued, status: res.statusCode ?? 0 }))
+      })
+      req.on('continue', () => { continued = true; req.end(body) })
+      req.on('error', reject)
+    })
+    t.ok(outcome.continued, '100 Continue was sent')
+    t.equal(outcome.status, 201)
+  })
 })
 
 t.test('hostile input answers 4xx, never 500', async (t) => {
