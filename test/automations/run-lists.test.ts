@@ -7,7 +7,6 @@ import { callTool, deploy, simpleDocument, waitForRun } from '../lib/automations
 import { world } from '../lib/world.ts'
 import { refused } from '../lib/assert.ts'
 
-
 // Inserts finished runs directly: listings are about rows, not execution.
 async function insertRuns(sql: any, count: number, fields: { automation: string; project?: string | null; output?: unknown }) {
   await sql`
@@ -19,7 +18,7 @@ async function insertRuns(sql: any, count: number, fields: { automation: string;
      where a.name = ${fields.automation}`
 }
 
-t.test('listings: organization, automation, project and both; keyset pages; include limits', async (t) => {
+t.test('200 runs of ops/one and 5 of ops/two in Alpha', async (t) => {
   const { service, alpha, dev, max } = await world(t)
   const client = await dev.mcp()
   await callTool(client, 'automation_create', { document: simpleDocument('ops/one') })
@@ -27,38 +26,47 @@ t.test('listings: organization, automation, project and both; keyset pages; incl
   await insertRuns(service.db.owner, 200, { automation: 'ops/one' })
   await insertRuns(service.db.owner, 5, { automation: 'ops/two', project: alpha })
 
-  const all = await max.get('/api/v1/runs')
-  t.equal(all.status, 200)
-  t.equal(all.body.runs.length, 50, 'default page of 50')
-  t.equal(all.body.isDone, false)
-  t.notOk('output' in all.body.runs[0], 'summaries carry no output')
-  t.notOk('failureCode' in all.body.runs[0], 'nor an unset failureCode')
-  const second = await max.get(`/api/v1/runs?cursor=${encodeURIComponent(all.body.continueCursor)}`)
-  t.equal(second.body.runs.length, 50)
-  const created = [...all.body.runs, ...second.body.runs].map((r: { createdAt: number }) => r.createdAt)
-  t.same(created, [...created].sort((a, b) => b - a), 'newest first')
-  const clamped = await max.get('/api/v1/runs?limit=500')
-  t.equal(clamped.body.runs.length, 200, 'limit is clamped at 200 of 205 runs')
-  t.equal(clamped.body.isDone, false)
-  const last = await max.get(`/api/v1/runs?limit=500&cursor=${encodeURIComponent(clamped.body.continueCursor)}`)
-  t.equal(last.body.runs.length, 5)
-  t.equal(last.body.isDone, true)
-  t.equal(last.body.continueCursor, '')
-  refused(t, await max.get('/api/v1/runs?limit=0'), 400, 'INVALID_QUERY', 'limit below 1')
-  refused(t, await max.get('/api/v1/runs?include=secrets'), 400, 'INVALID_QUERY', 'an unknown include')
+  t.test('the run list pages newest first, 50 by default, with summaries that carry no output', async (t) => {
+    const all = await max.get('/api/v1/runs')
+    t.equal(all.status, 200)
+    t.equal(all.body.runs.length, 50, 'default page of 50')
+    t.equal(all.body.isDone, false)
+    t.notOk('output' in all.body.runs[0], 'summaries carry no output')
+    t.notOk('failureCode' in all.body.runs[0], 'nor an unset failureCode')
+    const second = await max.get(`/api/v1/runs?cursor=${encodeURIComponent(all.body.continueCursor)}`)
+    t.equal(second.body.runs.length, 50)
+    const created = [...all.body.runs, ...second.body.runs].map((r: { createdAt: number }) => r.createdAt)
+    t.same(created, [...created].sort((a, b) => b - a), 'newest first')
+  })
 
-  t.equal((await max.get('/api/v1/automations/ops__two/runs')).body.runs.length, 5)
-  t.equal((await max.get(`/api/v1/projects/${alpha}/runs`)).body.runs.length, 5)
-  t.equal((await max.get(`/api/v1/projects/${alpha}/automations/ops__one/runs`)).body.runs.length, 0)
-  refused(t, await max.get('/api/v1/automations/nope/runs'), 404, 'AUTOMATION_NOT_FOUND', 'an unknown automation')
+  t.test('the run list clamps limit at 200 and refuses a limit below 1 or an unknown include', async (t) => {
+    const clamped = await max.get('/api/v1/runs?limit=500')
+    t.equal(clamped.body.runs.length, 200, 'limit is clamped at 200 of 205 runs')
+    t.equal(clamped.body.isDone, false)
+    const last = await max.get(`/api/v1/runs?limit=500&cursor=${encodeURIComponent(clamped.body.continueCursor)}`)
+    t.equal(last.body.runs.length, 5)
+    t.equal(last.body.isDone, true)
+    t.equal(last.body.continueCursor, '')
+    refused(t, await max.get('/api/v1/runs?limit=0'), 400, 'INVALID_QUERY', 'limit below 1')
+    refused(t, await max.get('/api/v1/runs?include=secrets'), 400, 'INVALID_QUERY', 'an unknown include')
+  })
 
-  const included = await max.get('/api/v1/runs?include=output,trace&limit=100')
-  t.equal(included.body.runs.length, 25, 'with include, at most 25 rows')
-  t.same(included.body.runs[0].output, { ok: true })
-  t.same(included.body.runs[0].trace, [])
-  t.notOk('effects' in included.body.runs[0], 'only what was included')
-  const cursor = included.body.continueCursor
-  refused(t, await max.get(`/api/v1/runs?cursor=${encodeURIComponent(cursor)}`), 400, 'INVALID_CURSOR', 'a cursor of another include')
+  t.test('runs are listed per automation, per project and per both', async (t) => {
+    t.equal((await max.get('/api/v1/automations/ops__two/runs')).body.runs.length, 5)
+    t.equal((await max.get(`/api/v1/projects/${alpha}/runs`)).body.runs.length, 5)
+    t.equal((await max.get(`/api/v1/projects/${alpha}/automations/ops__one/runs`)).body.runs.length, 0)
+    refused(t, await max.get('/api/v1/automations/nope/runs'), 404, 'AUTOMATION_NOT_FOUND', 'an unknown automation')
+  })
+
+  t.test('with include, a page holds at most 25 rows carrying only what was included, and its cursor only that include', async (t) => {
+    const included = await max.get('/api/v1/runs?include=output,trace&limit=100')
+    t.equal(included.body.runs.length, 25, 'with include, at most 25 rows')
+    t.same(included.body.runs[0].output, { ok: true })
+    t.same(included.body.runs[0].trace, [])
+    t.notOk('effects' in included.body.runs[0], 'only what was included')
+    const cursor = included.body.continueCursor
+    refused(t, await max.get(`/api/v1/runs?cursor=${encodeURIComponent(cursor)}`), 400, 'INVALID_CURSOR', 'a cursor of another include')
+  })
 })
 
 t.test('with include, a page ends at the last row within 8 MiB', async (t) => {
@@ -73,7 +81,7 @@ t.test('with include, a page ends at the last row within 8 MiB', async (t) => {
   t.not(next.body.runs[0].runId, page.body.runs[1].runId, 'the next page starts after the last row served')
 })
 
-t.test('project binding of starts', async (t) => {
+t.test('starts of ops/free, ops/single (in Alpha) and ops/double (in Alpha and Beta)', async (t) => {
   const { alpha, beta, dev, olive, service } = await world(t)
   const client = await dev.mcp()
   for (const name of ['ops/free', 'ops/single', 'ops/double']) await deploy(client, simpleDocument(name))
@@ -82,28 +90,41 @@ t.test('project binding of starts', async (t) => {
   await olive.post(`/api/v1/projects/${beta}/automations/ops__double`, {})
   const projectOf = async (runId: string) => (await service.db.owner`select project_id from app.runs where id = ${runId}`)[0]!.project_id
 
-  const single = await dev.post('/api/v1/automations/ops__single/runs', { input: { who: 'a' } })
-  t.equal(await projectOf(single.body.runId), alpha, 'installed in one project: runs there')
-  refused(t, await dev.post('/api/v1/automations/ops__double/runs', { input: { who: 'a' } }), 409, 'AUTOMATION_PROJECT_SCOPE_REQUIRED', 'several installs, no projectId')
-  const named = await olive.post('/api/v1/automations/ops__double/runs', { input: { who: 'a' }, projectId: beta })
-  t.equal(await projectOf(named.body.runId), beta, 'one of its projects, named')
-  refused(t, await dev.post('/api/v1/automations/ops__single/runs', { projectId: beta }), 404, 'NOT_FOUND', 'a project the caller cannot see')
-  const [gamma] = await service.db.owner`
-    insert into app.projects (organization_id, name, created_by)
-    select organization_id, 'Gamma', created_by from app.projects where id = ${alpha} returning id`
-  refused(t, await olive.post('/api/v1/automations/ops__single/runs', { projectId: gamma!.id }), 404, 'AUTOMATION_NOT_INSTALLED', 'a project outside its set')
+  t.test('a start of an automation installed in one project runs there', async (t) => {
+    const single = await dev.post('/api/v1/automations/ops__single/runs', { input: { who: 'a' } })
+    t.equal(await projectOf(single.body.runId), alpha, 'installed in one project: runs there')
+  })
 
-  const free = await dev.post('/api/v1/automations/ops__free/runs', {})
-  t.equal(await projectOf(free.body.runId), null, 'not installed: organization-wide')
-  const inProject = await dev.post(`/api/v1/projects/${alpha}/automations/ops__free/runs`, {})
-  t.equal(inProject.status, 202, 'or in a project the caller may edit')
-  t.equal(await projectOf(inProject.body.runId), alpha)
-  const projectRun = await dev.get(`/api/v1/projects/${alpha}/runs/${inProject.body.runId}`)
-  t.equal(projectRun.status, 200, 'the project form reads it')
-  refused(t, await dev.get(`/api/v1/projects/${alpha}/runs/${free.body.runId}`), 404, 'NOT_FOUND', 'but not a run of another scope')
-  refused(t, await dev.post('/api/v1/automations/ops__free/runs', { projectId: alpha, extra: 1 }), 400, 'INVALID_BODY', 'an unknown key')
-  refused(t, await dev.post(`/api/v1/projects/${alpha}/automations/ops__free/runs`, { projectId: alpha }), 400, 'INVALID_BODY',
-    'a body projectId on the project route')
+  t.test('a start of an automation installed in several projects must name one of them: 409 AUTOMATION_PROJECT_SCOPE_REQUIRED', async (t) => {
+    refused(t, await dev.post('/api/v1/automations/ops__double/runs', { input: { who: 'a' } }), 409, 'AUTOMATION_PROJECT_SCOPE_REQUIRED', 'several installs, no projectId')
+    const named = await olive.post('/api/v1/automations/ops__double/runs', { input: { who: 'a' }, projectId: beta })
+    t.equal(await projectOf(named.body.runId), beta, 'one of its projects, named')
+  })
+
+  t.test('a start naming a project the caller cannot see answers 404 NOT_FOUND, one outside its installs 404 AUTOMATION_NOT_INSTALLED', async (t) => {
+    refused(t, await dev.post('/api/v1/automations/ops__single/runs', { projectId: beta }), 404, 'NOT_FOUND', 'a project the caller cannot see')
+    const [gamma] = await service.db.owner`
+      insert into app.projects (organization_id, name, created_by)
+      select organization_id, 'Gamma', created_by from app.projects where id = ${alpha} returning id`
+    refused(t, await olive.post('/api/v1/automations/ops__single/runs', { projectId: gamma!.id }), 404, 'AUTOMATION_NOT_INSTALLED', 'a project outside its set')
+  })
+
+  t.test('an automation installed nowhere runs organization-wide, or in a project through the project route, read there only', async (t) => {
+    const free = await dev.post('/api/v1/automations/ops__free/runs', {})
+    t.equal(await projectOf(free.body.runId), null, 'not installed: organization-wide')
+    const inProject = await dev.post(`/api/v1/projects/${alpha}/automations/ops__free/runs`, {})
+    t.equal(inProject.status, 202, 'or in a project the caller may edit')
+    t.equal(await projectOf(inProject.body.runId), alpha)
+    const projectRun = await dev.get(`/api/v1/projects/${alpha}/runs/${inProject.body.runId}`)
+    t.equal(projectRun.status, 200, 'the project form reads it')
+    refused(t, await dev.get(`/api/v1/projects/${alpha}/runs/${free.body.runId}`), 404, 'NOT_FOUND', 'but not a run of another scope')
+  })
+
+  t.test('a start body refuses unknown keys, and a projectId on the project route', async (t) => {
+    refused(t, await dev.post('/api/v1/automations/ops__free/runs', { projectId: alpha, extra: 1 }), 400, 'INVALID_BODY', 'an unknown key')
+    refused(t, await dev.post(`/api/v1/projects/${alpha}/automations/ops__free/runs`, { projectId: alpha }), 400, 'INVALID_BODY',
+      'a body projectId on the project route')
+  })
 })
 
 t.test('run starts draw on the starting-work budget', async (t) => {
