@@ -1,7 +1,7 @@
 // The admin CLI: JSON on stdout and nothing else, per the bootstrap contract.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { freshDatabase } from '../lib/db.ts'
 import { startService } from '../../server/service.ts'
 import { loadConfig } from '../../server/core/config.ts'
@@ -19,7 +19,7 @@ async function admin(url: string, args: string[], input?: string) {
   return child
 }
 
-t.test('seed creates what the file describes and prints ids and plaintext keys', async (t) => {
+t.test('a database seeded from a file on stdin', async (t) => {
   const db = await freshDatabase()
   t.teardown(() => db.drop())
   const file = {
@@ -36,87 +36,121 @@ t.test('seed creates what the file describes and prints ids and plaintext keys',
   }
   const { stdout } = await admin(db.url, ['seed', '--file', '-'], JSON.stringify(file))
   const out = JSON.parse(stdout)
-  t.match(out, {
-    organizations: { acme: { id: String } },
-    users: { 'olive@acme.test': { id: String, keys: { ci: /^tale_/ } }, 'max@acme.test': { id: String, keys: {} } },
-    teams: { Core: { id: String } },
-    projects: { Alpha: { id: String } },
+
+  t.test('seed creates what the file describes and prints ids and plaintext keys', async (t) => {
+    t.match(out, {
+      organizations: { acme: { id: String } },
+      users: { 'olive@acme.test': { id: String, keys: { ci: /^tale_/ } }, 'max@acme.test': { id: String, keys: {} } },
+      teams: { Core: { id: String } },
+      projects: { Alpha: { id: String } },
+    })
   })
 
-  // The printed key works against the service.
-  const service = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'silent' }), db.url,
-    { port: 0, log: createLogger('silent') })
-  t.teardown(() => service.close())
-  const me = await fetch(`${service.url}/api/v1/me`, { headers: { authorization: `Bearer ${out.users['olive@acme.test'].keys.ci}` } })
-  t.equal(me.status, 200)
-  const maxKey = await admin(db.url, ['key', 'create', '--email', 'max@acme.test', '--name', 'cli'])
-  const created = JSON.parse(maxKey.stdout)
-  const projects = await fetch(`${service.url}/api/v1/projects`, { headers: { authorization: `Bearer ${created.key}` } })
-  t.equal(((await projects.json()) as { projects: unknown[] }).projects.length, 1, 'the seeded read grant holds')
+  t.test('the keys seed prints and key create prints work against the service, with the seeded grants', async (t) => {
+    const service = await startService(loadConfig({ DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'silent' }), db.url,
+      { port: 0, log: createLogger('silent') })
+    t.teardown(() => service.close())
+    const me = await fetch(`${service.url}/api/v1/me`, { headers: { authorization: `Bearer ${out.users['olive@acme.test'].keys.ci}` } })
+    t.equal(me.status, 200)
+    const maxKey = await admin(db.url, ['key', 'create', '--email', 'max@acme.test', '--name', 'cli'])
+    const created = JSON.parse(maxKey.stdout)
+    const projects = await fetch(`${service.url}/api/v1/projects`, { headers: { authorization: `Bearer ${created.key}` } })
+    t.equal(((await projects.json()) as { projects: unknown[] }).projects.length, 1, 'the seeded read grant holds')
+  })
 
-  const [hash] = await db.owner`select password_hash from app.users where email = 'olive@acme.test'`
-  t.match(hash!.password_hash, /^scrypt\$/, 'passwords are stored with a memory-hard KDF')
-  const [secret] = await db.owner`select value from app.secrets where name = 'GITHUB_TOKEN'`
-  t.equal(secret!.value, 'ghp-test')
+  t.test('seeded passwords are stored with a memory-hard KDF, and secrets as given', async (t) => {
+    const [hash] = await db.owner`select password_hash from app.users where email = 'olive@acme.test'`
+    t.match(hash!.password_hash, /^scrypt\$/, 'passwords are stored with a memory-hard KDF')
+    const [secret] = await db.owner`select value from app.secrets where name = 'GITHUB_TOKEN'`
+    t.equal(secret!.value, 'ghp-test')
+  })
 })
 
-t.test('a seed file with an error creates nothing', async (t) => {
+t.test('seed refusals', async (t) => {
   const db = await freshDatabase()
   t.teardown(() => db.drop())
-  const file = {
-    organizations: [{ slug: 'acme', name: 'Acme' }],
-    users: [{ email: 'olive@acme.test', memberships: [{ org: 'nowhere', role: 'owner' }], keys: [] }],
-  }
-  await t.rejects(admin(db.url, ['seed', '--file', '-'], JSON.stringify(file)))
-  const [count] = await db.owner`select count(*)::int as n from app.organizations`
-  t.equal(count!.n, 0)
-  const unknownKey = admin(db.url, ['seed', '--file', '-'], JSON.stringify({ organisations: [] }))
-  await t.rejects(unknownKey, 'unknown keys in a seed file are refused')
+
+  t.test('a seed file with an error creates nothing', async (t) => {
+    const file = {
+      organizations: [{ slug: 'acme', name: 'Acme' }],
+      users: [{ email: 'olive@acme.test', memberships: [{ org: 'nowhere', role: 'owner' }], keys: [] }],
+    }
+    await t.rejects(admin(db.url, ['seed', '--file', '-'], JSON.stringify(file)))
+    const [count] = await db.owner`select count(*)::int as n from app.organizations`
+    t.equal(count!.n, 0)
+  })
+
+  t.test('a seed file with an unknown key is refused', async (t) => {
+    const unknownKey = admin(db.url, ['seed', '--file', '-'], JSON.stringify({ organisations: [] }))
+    await t.rejects(unknownKey, 'unknown keys in a seed file are refused')
+  })
 })
 
-t.test('single operator commands', async (t) => {
+t.test('single operator commands, on one database', async (t) => {
   const db = await freshDatabase()
   t.teardown(() => db.drop())
-  const json = async (args: string[]) => {
+  const json = async (t: Test, args: string[]) => {
     const { stdout, stderr } = await admin(db.url, args)
     t.equal(stderr, '', `${args.slice(0, 2).join(' ')} writes nothing to stderr`)
     return JSON.parse(stdout)
   }
-  t.match(await json(['migrate']), { applied: [] })
-  t.match(await json(['org', 'create', '--slug', 'acme', '--name', 'Acme']), { id: String })
-  t.match(await json(['user', 'create', '--email', 'eve@acme.test', '--name', 'Eve', '--password', 'pw', '--verified']), { id: String })
-  t.same(await json(['member', 'add', '--org', 'acme', '--email', 'eve@acme.test', '--role', 'editor']), { ok: true })
-  const key = await json(['key', 'create', '--email', 'eve@acme.test', '--name', 'laptop'])
-  t.match(key, { id: String, key: /^tale_/ })
-  t.same(await json(['model', 'add', '--org', 'acme', '--id', 'local-echo', '--provider', 'local', '--context-window', '4096', '--default']), { ok: true })
-  const [created] = await db.owner`select app.operator_project_create(app.operator_org_id('acme'), app.operator_user_id('eve@acme.test'), 'Beta') as id`
-  t.ok(created!.id)
-  t.same(await json(['project', 'grant', '--org', 'acme', '--project', 'Beta', '--email', 'eve@acme.test', '--level', 'read']), { ok: true })
-  const [grant] = await db.owner`select level from app.project_access where project_id = ${created!.id}`
-  t.equal(grant!.level, 'read', 'a second grant replaces the first')
-  t.same(await json(['key', 'revoke', '--id', key.id]), { revoked: true })
-  t.same(await json(['key', 'revoke', '--id', key.id]), { revoked: false }, 'revoking twice changes nothing')
-  await t.rejects(admin(db.url, ['member', 'add', '--org', 'acme']), 'a missing option is refused')
-  await t.rejects(admin(db.url, ['frobnicate']), 'an unknown command is refused')
+  let key: { id: string }
+
+  t.test('each operator command prints its JSON result and nothing on stderr', async (t) => {
+    t.match(await json(t, ['migrate']), { applied: [] })
+    t.match(await json(t, ['org', 'create', '--slug', 'acme', '--name', 'Acme']), { id: String })
+    t.match(await json(t, ['user', 'create', '--email', 'eve@acme.test', '--name', 'Eve', '--password', 'pw', '--verified']), { id: String })
+    t.same(await json(t, ['member', 'add', '--org', 'acme', '--email', 'eve@acme.test', '--role', 'editor']), { ok: true })
+    key = await json(t, ['key', 'create', '--email', 'eve@acme.test', '--name', 'laptop'])
+    t.match(key, { id: String, key: /^tale_/ })
+    t.same(await json(t, ['model', 'add', '--org', 'acme', '--id', 'local-echo', '--provider', 'local', '--context-window', '4096', '--default']), { ok: true })
+  })
+
+  t.test('project grant replaces an existing grant', async (t) => {
+    const [created] = await db.owner`select app.operator_project_create(app.operator_org_id('acme'), app.operator_user_id('eve@acme.test'), 'Beta') as id`
+    t.ok(created!.id)
+    t.same(await json(t, ['project', 'grant', '--org', 'acme', '--project', 'Beta', '--email', 'eve@acme.test', '--level', 'read']), { ok: true })
+    const [grant] = await db.owner`select level from app.project_access where project_id = ${created!.id}`
+    t.equal(grant!.level, 'read', 'a second grant replaces the first')
+  })
+
+  t.test('key revoke revokes once; revoking twice changes nothing', async (t) => {
+    t.same(await json(t, ['key', 'revoke', '--id', key.id]), { revoked: true })
+    t.same(await json(t, ['key', 'revoke', '--id', key.id]), { revoked: false }, 'revoking twice changes nothing')
+  })
+
+  t.test('a missing option or an unknown command is refused', async (t) => {
+    await t.rejects(admin(db.url, ['member', 'add', '--org', 'acme']), 'a missing option is refused')
+    await t.rejects(admin(db.url, ['frobnicate']), 'an unknown command is refused')
+  })
 })
 
-t.test('help: --help, help, no command, and one command\'s --help print usage on stdout', async (t) => {
+t.test('help', async (t) => {
   // No database is needed to ask for help.
   const url = 'postgres://nobody@127.0.0.1:1/none'
-  for (const args of [['--help'], ['-h'], ['help'], []]) {
-    const { stdout } = await admin(url, args)
-    t.match(stdout, /^usage: npm run --silent admin -- <command>/, `${args.join(' ') || '(nothing)'} prints the usage`)
-    for (const command of ['migrate', 'seed', 'org create', 'org upload-policy', 'user create', 'member add', 'key create', 'key revoke', 'project grant', 'model add']) {
-      t.ok(stdout.includes(`\n  ${command}`), `it lists ${command}`)
+
+  t.test('--help, -h, help and no command print the usage, listing every command, on stdout', async (t) => {
+    for (const args of [['--help'], ['-h'], ['help'], []]) {
+      const { stdout } = await admin(url, args)
+      t.match(stdout, /^usage: npm run --silent admin -- <command>/, `${args.join(' ') || '(nothing)'} prints the usage`)
+      for (const command of ['migrate', 'seed', 'org create', 'org upload-policy', 'user create', 'member add', 'key create', 'key revoke', 'project grant', 'model add']) {
+        t.ok(stdout.includes(`\n  ${command}`), `it lists ${command}`)
+      }
     }
-  }
-  for (const args of [['member', 'add', '--help'], ['help', 'member', 'add']]) {
-    const { stdout } = await admin(url, args)
-    t.match(stdout, /^usage: npm run --silent admin -- member add --org S --email E --role owner\|admin\|developer\|editor\|member/, args.join(' '))
-  }
-  const unknown = await admin(url, ['frobnicate']).catch((error) => error)
-  t.equal(unknown.code, 2, 'an unknown command is a usage error')
-  t.match(unknown.stderr, /unknown command "frobnicate"/)
+  })
+
+  t.test('a command\'s --help, or help and the command, prints that command\'s usage', async (t) => {
+    for (const args of [['member', 'add', '--help'], ['help', 'member', 'add']]) {
+      const { stdout } = await admin(url, args)
+      t.match(stdout, /^usage: npm run --silent admin -- member add --org S --email E --role owner\|admin\|developer\|editor\|member/, args.join(' '))
+    }
+  })
+
+  t.test('an unknown command is a usage error: exit 2 naming it', async (t) => {
+    const unknown = await admin(url, ['frobnicate']).catch((error) => error)
+    t.equal(unknown.code, 2, 'an unknown command is a usage error')
+    t.match(unknown.stderr, /unknown command "frobnicate"/)
+  })
 })
 
 t.test('an invalid role is refused in words, before the database is asked', async (t) => {
