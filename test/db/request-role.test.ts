@@ -2,21 +2,14 @@
 // a statement on one of them tries, it never becomes the owner. And functions are
 // the owner's alone until a function file grants one to api.
 import t, { type Test } from 'tap'
-import { freshDatabase } from '../lib/db.ts'
+import { freshDatabase, sqlState } from '../lib/db.ts'
 import { REQUEST_LOGIN, requestDatabaseUrl, requestPool, type Sql } from '../../server/core/db/connection.ts'
 
 const db = await freshDatabase()
 t.teardown(() => db.drop())
 const owner = (await db.owner<{ owner: string }[]>`select nspowner::regrole::text as owner from pg_namespace where nspname = 'app'`)[0]!.owner
 
-async function code(work: () => Promise<unknown>): Promise<string> {
-  try {
-    await work()
-    return 'succeeded'
-  } catch (error) {
-    return (error as { code?: string }).code ?? String(error)
-  }
-}
+const code = (work: () => Promise<unknown>) => sqlState(work)
 
 /** A request connection of its own, so a changed session role never reaches another test. */
 async function requestConnection(t: Test): Promise<Sql> {

@@ -1,7 +1,7 @@
 // Row-level security, checked in SQL against the catalog so that a table added
 // later is held to the same rules without anyone remembering to add it here.
 import t from 'tap'
-import { freshDatabase } from '../lib/db.ts'
+import { freshDatabase, sqlState } from '../lib/db.ts'
 import { requestPool, type Sql } from '../../server/core/db/connection.ts'
 import { seed } from '../../server/admin/operations.ts'
 import { asCaller } from '../lib/caller.ts'
@@ -108,14 +108,7 @@ t.test('a caller of another organization sees no row of any tenant table', async
   }
 })
 
-async function refused(work: () => Promise<unknown>): Promise<string> {
-  try {
-    const result = await work()
-    return `succeeded (${JSON.stringify(result)})`
-  } catch (error) {
-    return (error as { code?: string }).code ?? 'error'
-  }
-}
+const outcome = (work: () => Promise<unknown>) => sqlState(work, (result) => `succeeded (${JSON.stringify(result)})`)
 
 t.test('a caller of another organization can write no row of any tenant table', async (t) => {
   for (const table of tables.filter((x) => x.tenant)) {
@@ -125,16 +118,16 @@ t.test('a caller of another organization can write no row of any tenant table', 
        where a.attrelid = ${qualified}::regclass and a.attnum > 0 and not a.attisdropped and a.attidentity = ''`).map((c) => `"${c.name}"`)
     const [sample] = await db.owner.unsafe(`select to_jsonb(x) as row from ${qualified} x where organization_id = $1 limit 1`, [acmeId])
 
-    const insert = await refused(() => asCaller(requests, gina, (sql) => sql.unsafe(
+    const insert = await outcome(() => asCaller(requests, gina, (sql) => sql.unsafe(
       `insert into ${qualified} (${columns.join(', ')}) select ${columns.join(', ')} from jsonb_populate_record(null::${qualified}, $1)`,
       [sample!.row])))
     t.equal(insert, '42501', `${qualified}: inserting an acme row is refused`)
 
-    const updated = await refused(() => asCaller(requests, gina, (sql) =>
+    const updated = await outcome(() => asCaller(requests, gina, (sql) =>
       sql.unsafe(`update ${qualified} set organization_id = organization_id where organization_id = $1`, [acmeId]).then((r) => r.count)))
     t.ok(updated === 'succeeded (0)' || updated === '42501', `${qualified}: updates reach no acme row (${updated})`)
 
-    const deleted = await refused(() => asCaller(requests, gina, (sql) =>
+    const deleted = await outcome(() => asCaller(requests, gina, (sql) =>
       sql.unsafe(`delete from ${qualified} where organization_id = $1`, [acmeId]).then((r) => r.count)))
     t.ok(deleted === 'succeeded (0)' || deleted === '42501', `${qualified}: deletes reach no acme row (${deleted})`)
   }
@@ -142,57 +135,69 @@ t.test('a caller of another organization can write no row of any tenant table', 
   t.equal(after!.n, 1, 'acme still has its project')
 })
 
-t.test('project rows exist only for callers with access', async (t) => {
+t.test('project rows, for acme\'s people', async (t) => {
   const caller = (email: string, role: string) => ({ userId: seeded.users[email]!.id, orgId: acmeId, role })
   const count = (sql: Sql) => sql`select count(*)::int as n from app.projects`.then((rows) => rows[0]!.n as number)
 
-  t.equal(await asCaller(requests, caller('max@acme.test', 'member'), count), 0, 'a member without a grant sees no project')
-  t.equal(await asCaller(requests, caller('dev@acme.test', 'developer'), count), 0, 'neither does a developer without a grant')
-  t.equal(await asCaller(requests, caller('eddie@acme.test', 'editor'), count), 1, 'a team grant gives access')
-  t.equal(await asCaller(requests, caller('adam@acme.test', 'admin'), count), 1, 'admins see every project')
-  t.equal(await asCaller(requests, caller('olive@acme.test', 'owner'), count), 1, 'the creator sees theirs')
+  t.test('project rows exist only for callers with access: a grant, a team grant, the creator, or an admin role', async (t) => {
+    t.equal(await asCaller(requests, caller('max@acme.test', 'member'), count), 0, 'a member without a grant sees no project')
+    t.equal(await asCaller(requests, caller('dev@acme.test', 'developer'), count), 0, 'neither does a developer without a grant')
+    t.equal(await asCaller(requests, caller('eddie@acme.test', 'editor'), count), 1, 'a team grant gives access')
+    t.equal(await asCaller(requests, caller('adam@acme.test', 'admin'), count), 1, 'admins see every project')
+    t.equal(await asCaller(requests, caller('olive@acme.test', 'owner'), count), 1, 'the creator sees theirs')
+  })
 
-  const renamed = await asCaller(requests, caller('eddie@acme.test', 'editor'),
-    (sql) => sql`update app.projects set name = 'Hijacked'`.then((r) => r.count))
-  t.equal(renamed, 0, 'read access does not allow writes')
+  t.test('read access to a project does not allow writing it', async (t) => {
+    const renamed = await asCaller(requests, caller('eddie@acme.test', 'editor'),
+      (sql) => sql`update app.projects set name = 'Hijacked'`.then((r) => r.count))
+    t.equal(renamed, 0, 'read access does not allow writes')
+  })
 
-  const alpha = seeded.projects.Alpha!.id
-  const selfGrant = await refused(() => asCaller(requests, caller('eddie@acme.test', 'editor'),
-    (sql) => sql`insert into app.project_access (organization_id, project_id, user_id, level)
-                 values (${acmeId}, ${alpha}, ${seeded.users['eddie@acme.test']!.id}, 'edit')`))
-  t.equal(selfGrant, '42501', 'an editor cannot grant themself access to a project they did not create')
-  const devGrant = await refused(() => asCaller(requests, caller('dev@acme.test', 'developer'),
-    (sql) => sql`insert into app.project_access (organization_id, project_id, user_id, level)
-                 values (${acmeId}, ${alpha}, ${seeded.users['dev@acme.test']!.id}, 'read')`))
-  t.equal(devGrant, '42501', 'nor can a developer without a grant')
-  const hold = await refused(() => asCaller(requests, caller('olive@acme.test', 'owner'),
-    (sql) => sql`update app.projects set legal_hold_at = null`))
-  t.equal(hold, '42501', 'a legal hold is not writable over the request role, even by an owner')
-  const forged = await refused(() => asCaller(requests, caller('eddie@acme.test', 'editor'),
-    (sql) => sql`insert into app.projects (organization_id, name, created_by) values (${acmeId}, 'Forged', ${seeded.users['olive@acme.test']!.id})`))
-  t.equal(forged, '42501', 'a project cannot be created in another user\'s name')
+  t.test('no one grants themself access to a project over the request role', async (t) => {
+    const alpha = seeded.projects.Alpha!.id
+    const selfGrant = await outcome(() => asCaller(requests, caller('eddie@acme.test', 'editor'),
+      (sql) => sql`insert into app.project_access (organization_id, project_id, user_id, level)
+                   values (${acmeId}, ${alpha}, ${seeded.users['eddie@acme.test']!.id}, 'edit')`))
+    t.equal(selfGrant, '42501', 'an editor cannot grant themself access to a project they did not create')
+    const devGrant = await outcome(() => asCaller(requests, caller('dev@acme.test', 'developer'),
+      (sql) => sql`insert into app.project_access (organization_id, project_id, user_id, level)
+                   values (${acmeId}, ${alpha}, ${seeded.users['dev@acme.test']!.id}, 'read')`))
+    t.equal(devGrant, '42501', 'nor can a developer without a grant')
+  })
 
-  const memberInsert = await refused(() => asCaller(requests, caller('max@acme.test', 'member'),
-    (sql) => sql`insert into app.projects (organization_id, name) values (${acmeId}, 'Sneaky')`))
-  t.equal(memberInsert, '42501', 'the member role cannot create projects')
+  t.test('a legal hold is not writable over the request role, even by an owner', async (t) => {
+    const hold = await outcome(() => asCaller(requests, caller('olive@acme.test', 'owner'),
+      (sql) => sql`update app.projects set legal_hold_at = null`))
+    t.equal(hold, '42501', 'a legal hold is not writable over the request role, even by an owner')
+  })
+
+  t.test('a project cannot be created in another user\'s name, nor by the member role', async (t) => {
+    const forged = await outcome(() => asCaller(requests, caller('eddie@acme.test', 'editor'),
+      (sql) => sql`insert into app.projects (organization_id, name, created_by) values (${acmeId}, 'Forged', ${seeded.users['olive@acme.test']!.id})`))
+    t.equal(forged, '42501', 'a project cannot be created in another user\'s name')
+
+    const memberInsert = await outcome(() => asCaller(requests, caller('max@acme.test', 'member'),
+      (sql) => sql`insert into app.projects (organization_id, name) values (${acmeId}, 'Sneaky')`))
+    t.equal(memberInsert, '42501', 'the member role cannot create projects')
+  })
 })
 
 t.test('secrets and provider keys are never readable by the request role', async (t) => {
   const olive = { userId: seeded.users['olive@acme.test']!.id, orgId: acmeId, role: 'owner' }
-  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select value from app.secrets`)), '42501')
-  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select api_key from app.model_providers`)), '42501')
-  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select password_hash from app.users`)), '42501')
-  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select key_hash from app.api_keys`)), '42501')
-  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select * from app.rate_buckets`)), '42501')
-  t.equal(await refused(() => asCaller(requests, olive, (sql) => sql`select * from app.deployment_secrets`)), '42501')
+  t.equal(await outcome(() => asCaller(requests, olive, (sql) => sql`select value from app.secrets`)), '42501')
+  t.equal(await outcome(() => asCaller(requests, olive, (sql) => sql`select api_key from app.model_providers`)), '42501')
+  t.equal(await outcome(() => asCaller(requests, olive, (sql) => sql`select password_hash from app.users`)), '42501')
+  t.equal(await outcome(() => asCaller(requests, olive, (sql) => sql`select key_hash from app.api_keys`)), '42501')
+  t.equal(await outcome(() => asCaller(requests, olive, (sql) => sql`select * from app.rate_buckets`)), '42501')
+  t.equal(await outcome(() => asCaller(requests, olive, (sql) => sql`select * from app.deployment_secrets`)), '42501')
 })
 
 t.test('the audit log is append-only', async (t) => {
   const [row] = await db.owner`select id from app.audit_log where organization_id = ${acmeId} limit 1`
   t.ok(row, 'creating a project wrote an audit row')
-  t.equal(await refused(() => db.owner`update app.audit_log set action = 'x' where id = ${row!.id}`), '42501',
+  t.equal(await outcome(() => db.owner`update app.audit_log set action = 'x' where id = ${row!.id}`), '42501',
     'even the owner cannot rewrite it')
-  t.equal(await refused(() => db.owner`delete from app.audit_log where id = ${row!.id}`), '42501')
+  t.equal(await outcome(() => db.owner`delete from app.audit_log where id = ${row!.id}`), '42501')
 })
 
 t.test('operator and maintenance functions are not callable by the request role', async (t) => {
@@ -202,7 +207,7 @@ t.test('operator and maintenance functions are not callable by the request role'
     "select app.selectable_organizations('00000000-0000-0000-0000-000000000000')",
     'select app.forget_idle_rate_buckets()',
   ]) {
-    t.equal(await refused(() => asCaller(requests, olive, (sql) => sql.unsafe(call))), '42501', call)
+    t.equal(await outcome(() => asCaller(requests, olive, (sql) => sql.unsafe(call))), '42501', call)
   }
 })
 

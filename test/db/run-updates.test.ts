@@ -3,7 +3,7 @@
 // (db/policies/runs.sql, run_approvals.sql, run_asks.sql). Checked by direct SQL on
 // the request role, as a bug in a function or an injected statement would try.
 import t from 'tap'
-import { freshDatabase } from '../lib/db.ts'
+import { freshDatabase, sqlState } from '../lib/db.ts'
 import { requestPool, type Sql } from '../../server/core/db/connection.ts'
 import { seed } from '../../server/admin/operations.ts'
 import { asCaller } from '../lib/caller.ts'
@@ -36,13 +36,7 @@ async function run(status: string, waitingFor: string | null = null): Promise<st
   return row!.id
 }
 
-async function outcome(work: () => Promise<{ count: number }>): Promise<string> {
-  try {
-    return `updated ${(await work()).count}`
-  } catch (error) {
-    return (error as { code?: string }).code ?? String(error)
-  }
-}
+const outcome = (work: () => Promise<{ count: number }>) => sqlState(work, (result) => `updated ${result.count}`)
 
 const as = (caller: typeof max, statement: (sql: Sql) => Promise<{ count: number }>) =>
   outcome(() => asCaller(requests, caller, statement))

@@ -90,3 +90,15 @@ export async function pinClock(owner: Sql, at: Date | number): Promise<void> {
 export async function unpinClock(owner: Sql): Promise<void> {
   await owner`delete from app.clock`
 }
+
+/**
+ * What a statement came to: the SQLSTATE it failed with, or what success says of its
+ * result ('succeeded' unless told), so a refusal and its code are one assertion.
+ */
+export async function sqlState<T>(work: () => Promise<T>, success: (result: T) => string = () => 'succeeded'): Promise<string> {
+  try {
+    return success(await work())
+  } catch (error) {
+    return (error as { code?: string }).code ?? String(error)
+  }
+}
