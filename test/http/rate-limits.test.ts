@@ -9,33 +9,40 @@ import { ownerPool } from '../../server/core/db/connection.ts'
 // Scale 0.02: the general bucket holds 4 tokens and refills 2.4 a minute.
 const SCALE = '0.02'
 
-t.test('all keys of one user share the general budget; other users keep theirs', async (t) => {
+t.test('the general budget of olive, with two keys, and adam', async (t) => {
   const { service, seeded } = await world(t, { env: { RATE_LIMIT_SCALE: SCALE }, projects: [], seed: { ...acme(), users: [person('olive@acme.test', [{ org: 'acme', role: 'owner' }], ['one', 'two']),
     person('adam@acme.test', [{ org: 'acme', role: 'admin' }])], teams: [] } })
   const start = Date.now()
   await pinClock(service.db.owner, start)
   const [one, two] = [seeded.users['olive@acme.test']!.keys.one!, seeded.users['olive@acme.test']!.keys.two!]
-  for (const key of [one, two, one, two]) t.equal((await service.request('GET', '/api/v1/me', { key })).status, 200)
 
-  const limited = await service.request('GET', '/api/v1/me', { key: one })
-  t.equal(limited.status, 429)
-  t.equal(limited.body.code, 'RATE_LIMITED')
-  // One token refills in 60 / 2.4 = 25 seconds.
-  t.equal(limited.headers.get('retry-after'), '25', 'Retry-After in whole seconds, rounded up')
-  t.ok(limited.body.requestId)
-  t.ok(limited.headers.get('x-service-api-version'))
+  t.test('all keys of one user share the general budget, refused with 429 and Retry-After in whole seconds', async (t) => {
+    for (const key of [one, two, one, two]) t.equal((await service.request('GET', '/api/v1/me', { key })).status, 200)
 
-  t.equal((await service.request('GET', '/api/v1/me', { key: seeded.users['adam@acme.test']!.keys.main })).status, 200,
-    'another user is not affected')
+    const limited = await service.request('GET', '/api/v1/me', { key: one })
+    t.equal(limited.status, 429)
+    t.equal(limited.body.code, 'RATE_LIMITED')
+    // One token refills in 60 / 2.4 = 25 seconds.
+    t.equal(limited.headers.get('retry-after'), '25', 'Retry-After in whole seconds, rounded up')
+    t.ok(limited.body.requestId)
+    t.ok(limited.headers.get('x-service-api-version'))
+  })
 
-  await pinClock(service.db.owner, start + 10_000)
-  const soon = await service.request('GET', '/api/v1/me', { key: two })
-  t.equal(soon.status, 429)
-  t.equal(soon.headers.get('retry-after'), '15', 'the wait shrinks as the bucket refills')
+  t.test('another user keeps a general budget of their own', async (t) => {
+    t.equal((await service.request('GET', '/api/v1/me', { key: seeded.users['adam@acme.test']!.keys.main })).status, 200,
+      'another user is not affected')
+  })
 
-  await pinClock(service.db.owner, start + 25_000)
-  t.equal((await service.request('GET', '/api/v1/me', { key: two })).status, 200, 'a refilled token is spent')
-  t.equal((await service.request('GET', '/api/v1/me', { key: one })).status, 429)
+  t.test('Retry-After shrinks as the bucket refills, and a refilled token is spent by the first request', async (t) => {
+    await pinClock(service.db.owner, start + 10_000)
+    const soon = await service.request('GET', '/api/v1/me', { key: two })
+    t.equal(soon.status, 429)
+    t.equal(soon.headers.get('retry-after'), '15', 'the wait shrinks as the bucket refills')
+
+    await pinClock(service.db.owner, start + 25_000)
+    t.equal((await service.request('GET', '/api/v1/me', { key: two })).status, 200, 'a refilled token is spent')
+    t.equal((await service.request('GET', '/api/v1/me', { key: one })).status, 429)
+  })
 })
 
 t.test('refused requests still spend budget; a request over budget has no effect', async (t) => {
@@ -63,7 +70,7 @@ t.test('a request without a key costs nothing', async (t) => {
   t.equal(buckets!.n, 0)
 })
 
-t.test('buckets in SQL: the narrowest governs, a refusal takes nothing, refill is continuous', async (t) => {
+t.test('token buckets in SQL, on a pinned clock', async (t) => {
   const db = await freshDatabase()
   t.teardown(() => db.drop())
   const start = Date.now()
@@ -73,34 +80,41 @@ t.test('buckets in SQL: the narrowest governs, a refusal takes nothing, refill i
   const general = { key: 'user:u:general', perMinute: 120, burst: 200 }
   const start_ = { key: 'user:u:start', perMinute: 20, burst: 2 }
 
-  t.equal(await take([general, start_]), 0)
-  t.equal(await take([general, start_]), 0)
-  const wait = await take([general, start_])
-  t.equal(wait, 3, 'the start bucket is empty: 60/20 = 3 seconds for one token')
-  t.equal(await tokens('user:u:general'), 198, 'the refused request took nothing from the general bucket')
-  t.equal(await take([general]), 0, 'the general bucket alone still serves')
+  t.test('the narrowest bucket governs, and a refusal takes nothing from any bucket', async (t) => {
+    t.equal(await take([general, start_]), 0)
+    t.equal(await take([general, start_]), 0)
+    const wait = await take([general, start_])
+    t.equal(wait, 3, 'the start bucket is empty: 60/20 = 3 seconds for one token')
+    t.equal(await tokens('user:u:general'), 198, 'the refused request took nothing from the general bucket')
+    t.equal(await take([general]), 0, 'the general bucket alone still serves')
+  })
 
-  await pinClock(db.owner, start + 1500)
-  t.equal(await take([start_]), 2, 'half a token after 1.5 s; 1.5 s more, rounded up to 2')
-  await pinClock(db.owner, start + 3000)
-  t.equal(await take([start_]), 0)
-  await pinClock(db.owner, start + 3_600_000)
-  t.equal(await take([start_]), 0)
-  t.equal(await tokens('user:u:start'), 1, 'refill stops at the burst')
+  t.test('a bucket refills continuously, up to its burst', async (t) => {
+    await pinClock(db.owner, start + 1500)
+    t.equal(await take([start_]), 2, 'half a token after 1.5 s; 1.5 s more, rounded up to 2')
+    await pinClock(db.owner, start + 3000)
+    t.equal(await take([start_]), 0)
+    await pinClock(db.owner, start + 3_600_000)
+    t.equal(await take([start_]), 0)
+    t.equal(await tokens('user:u:start'), 1, 'refill stops at the burst')
+  })
 
-  // The webhook buckets exist for the webhook endpoints, with the documented budgets.
-  const webhook = webhookBuckets(rateBudgets(1))
-  t.same(webhook.sender('203.0.113.9'), { key: 'webhook-sender:203.0.113.9', perMinute: 120, burst: 240 })
-  t.same(webhook.trigger('t1'), { key: 'webhook-trigger:t1', perMinute: 20, burst: 40 })
-  const small = webhookBuckets(rateBudgets(0.05))
-  t.equal(await take([small.trigger('t1')]), 0)
-  t.equal(await take([small.trigger('t1')]), 0)
-  t.ok((await take([small.trigger('t1')])) > 0, 'a trigger bucket of burst 2 refuses the third delivery')
+  t.test('the webhook buckets carry the documented budgets', async (t) => {
+    const webhook = webhookBuckets(rateBudgets(1))
+    t.same(webhook.sender('203.0.113.9'), { key: 'webhook-sender:203.0.113.9', perMinute: 120, burst: 240 })
+    t.same(webhook.trigger('t1'), { key: 'webhook-trigger:t1', perMinute: 20, burst: 40 })
+    const small = webhookBuckets(rateBudgets(0.05))
+    t.equal(await take([small.trigger('t1')]), 0)
+    t.equal(await take([small.trigger('t1')]), 0)
+    t.ok((await take([small.trigger('t1')])) > 0, 'a trigger bucket of burst 2 refuses the third delivery')
+  })
 
-  await db.owner`update app.rate_buckets set refreshed_at = now() - interval '2 hours'`
-  await pinClock(db.owner, Date.now())
-  const [forgotten] = await db.owner`select app.forget_idle_rate_buckets() as n`
-  t.ok(forgotten!.n >= 3, 'idle buckets are forgotten by the cleanup task')
+  t.test('idle buckets are forgotten by the cleanup task', async (t) => {
+    await db.owner`update app.rate_buckets set refreshed_at = now() - interval '2 hours'`
+    await pinClock(db.owner, Date.now())
+    const [forgotten] = await db.owner`select app.forget_idle_rate_buckets() as n`
+    t.ok(forgotten!.n >= 3, 'idle buckets are forgotten by the cleanup task')
+  })
 })
 
 t.test('concurrent takes from one bucket never grant more than it holds', async (t) => {
