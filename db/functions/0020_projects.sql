@@ -127,6 +127,7 @@ declare
   inserted boolean := false;
   violated text;
   at timestamptz := app.now();
+  created jsonb;
 begin
   if not app.has_editing_role() then
     perform app.fail('ROLE_FORBIDDEN', 403, 'Creating projects needs the Editor role or above.');
@@ -183,8 +184,11 @@ begin
   perform app.audit('project.created', 'project', project_id::text,
                     jsonb_build_object('name', project_name));
 
-  return jsonb_build_object('project', (
-    select app.project_json(p) from app.projects p where p.organization_id = app.org_id() and p.id = project_id));
+  created := (select app.project_json(p) from app.projects p where p.organization_id = app.org_id() and p.id = project_id);
+  -- Event triggers on project.created start from the outbox (db/functions/0083_events.sql).
+  perform app.raise_event(app.org_id(), 'project.created',
+    jsonb_build_object('project', created, 'createdBy', app.user_id()), project_id);
+  return jsonb_build_object('project', created);
 end $$;
 
 -- PATCH: a restore applies first and an archive last, so one request can restore

@@ -41,8 +41,8 @@ create or replace function app.automation_json(a app.automations) returns jsonb 
                                 from app.automation_installs i
                                where i.organization_id = a.organization_id and i.automation_id = a.id), '[]'),
       'inputs', coalesce(app.automation_current_document(a)->'inputs', '{}'),
-      -- Triggers are bound through their own routes; none exists until one is bound.
-      'trigger', null)
+      -- Bound through its own routes (db/functions/0080_triggers.sql); null until then.
+      'trigger', app.automation_trigger_json(a))
 $$;
 
 create or replace function app.version_json(a app.automations, v app.automation_versions) returns jsonb language sql stable as $$

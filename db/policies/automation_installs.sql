@@ -3,6 +3,8 @@
 -- Past these policies: app.automation_install_projects (a run start binds to every
 -- install of its automation, also in projects the caller cannot see; the caller
 -- learns how many there are, never which).
+-- Also past them: app.webhook_deliver (the caller-less webhook path: a delivery's
+-- token names the trigger, whose automation, installs and projects it reads).
 alter table app.automation_installs enable row level security;
 alter table app.automation_installs force row level security;
 select app.drop_policies('app.automation_installs');

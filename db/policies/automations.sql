@@ -1,4 +1,5 @@
--- Past these policies: none.
+-- Past these policies: app.webhook_deliver (the caller-less webhook path: a delivery's
+-- token names the trigger, whose automation, installs and projects it reads).
 alter table app.automations enable row level security;
 alter table app.automations force row level security;
 select app.drop_policies('app.automations');
