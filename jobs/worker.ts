@@ -12,6 +12,9 @@ import { purgeRetainedDocuments } from './tasks/purge-retained-documents.ts'
 import { runAutomation } from './tasks/run-automation.ts'
 import { recoverRuns } from './tasks/recover-runs.ts'
 import { indexDocument } from './tasks/index-document.ts'
+import { scheduleTick } from './tasks/schedule-tick.ts'
+import { drainEvents } from './tasks/drain-events.ts'
+import { sweepTriggerRecords } from './tasks/sweep-trigger-records.ts'
 
 export function taskList(store: ObjectStore | null): TaskList {
   return {
@@ -22,6 +25,9 @@ export function taskList(store: ObjectStore | null): TaskList {
     run_automation: runAutomation,
     recover_runs: recoverRuns,
     index_document: indexDocument(store),
+    schedule_tick: scheduleTick,
+    drain_events: drainEvents,
+    sweep_trigger_records: sweepTriggerRecords,
   }
 }
 
@@ -30,6 +36,14 @@ const crontab = [
   '17 * * * * sweep_expired_uploads ?max=1',
   '23 * * * * purge_retained_documents ?max=1',
   '* * * * * recover_runs ?max=1',
+  // Schedule triggers: pg_cron calls the same SQL where it is installed; a tick run
+  // twice for a minute starts nothing twice. No backfill: after downtime the first
+  // tick starts one catch-up run per schedule, not one per missed minute.
+  '* * * * * schedule_tick ?max=3',
+  // The outbox is drained by the job each raise enqueues; this one picks up events
+  // whose drain ran out of attempts.
+  '* * * * * drain_events ?max=1',
+  '41 * * * * sweep_trigger_records ?max=1',
 ].join('\n')
 
 /** Batching settings of the worker, shared with the benchmark's floor. */
