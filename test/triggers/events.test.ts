@@ -1,0 +1,127 @@
+// Event triggers: a platform event is written to the outbox with the change that
+// raises it and drained by the worker into runs, each event once, none lost, however
+// many drains run at once.
+import t from 'tap'
+import postgres from 'postgres'
+import type { JobHelpers } from 'graphile-worker'
+import { world, type World } from '../lib/world.ts'
+import { deploy, waitForRun } from '../lib/automations.ts'
+import { eventually } from '../lib/wait.ts'
+import { drainEvents, DRAIN_BATCH } from '../../jobs/tasks/drain-events.ts'
+
+// Takes no inputs, so every trigger start is accepted.
+const document = (name: string) => ({
+  name,
+  steps: [
+    { slug: 'seen', type: 'set', config: { values: { event: '{{ input.event }}' } }, next: { success: 'end' } },
+    { slug: 'end', type: 'output', config: { mapping: { event: '{{ steps.seen.output.event }}' } } },
+  ],
+})
+
+async function listening(w: World, name: string) {
+  await deploy(await w.dev.mcp(), document(name))
+  const put = await w.dev.put(`/api/v1/automations/${name.replace('/', '__')}/triggers`, { kind: 'event', event: 'project.created' })
+  if (put.status !== 200) throw new Error(`binding ${name} failed: ${put.status} ${put.text}`)
+}
+
+const runsOf = async (w: World, name: string) => (await w.service.db.owner<{ id: string; input: any; trigger_id: string; started_via: string }[]>`
+  select id, input, trigger_id, started_via from app.runs where automation_name = ${name} order by created_at, id`)
+
+const pending = async (w: World) => (await w.service.db.owner<{ n: number }[]>`
+  select count(*)::int as n from app.events where drained_at is null`)[0]!.n
+
+async function createProjects(w: World, prefix: string, count: number): Promise<string[]> {
+  const ids: string[] = []
+  for (let i = 1; i <= count; i++) {
+    const created = await w.olive.post('/api/v1/projects', { name: `${prefix} ${i}` })
+    if (created.status !== 201) throw new Error(created.text)
+    ids.push(created.body.project.id)
+  }
+  return ids
+}
+
+t.test('a project creation starts the event trigger\'s run through the worker', async (t) => {
+  const w = await world(t, { worker: true })
+  await listening(w, 'events/welcome')
+  const created = await w.olive.post('/api/v1/projects', { name: 'Gamma', description: 'new' })
+  t.equal(created.status, 201)
+
+  const [started] = await eventually(() => runsOf(w, 'events/welcome'), (runs) => runs.length > 0)
+  const run = await waitForRun(w.olive.get, started!.id)
+  const [trigger] = await w.service.db.owner<{ id: string }[]>`select id from app.automation_triggers`
+  const [olive] = await w.service.db.owner<{ id: string }[]>`select id from app.users where email = 'olive@acme.test'`
+  t.match(run, { status: 'completed', startedBy: `trigger:${trigger!.id}`, startedVia: 'event', output: { event: 'project.created' } })
+  t.same(run.input, { trigger: 'event', event: 'project.created', payload: { project: created.body.project, createdBy: olive!.id } },
+    'the run input carries the event and the project as the creation answered it')
+  t.equal(await pending(w), 0, 'the outbox is drained')
+  const summary = (await w.dev.get('/api/v1/automations/events__welcome/triggers')).body.triggers[0]
+  t.match(summary, { kind: 'event', event: 'project.created', lastRunId: started!.id, lastFiredAt: Number })
+  t.equal((await runsOf(w, 'events/welcome')).length, 1, 'one event, one run')
+})
+
+t.test('a project creation nobody listens to is on record, drained, and wakes no drain', async (t) => {
+  const w = await world(t)
+  await createProjects(w, 'Quiet', 1)
+  const [event] = await w.service.db.owner<{ name: string; drained: boolean }[]>`
+    select name, drained_at is not null as drained from app.events`
+  t.same(event, { name: 'project.created', drained: true })
+  const [jobs] = await w.service.db.owner<{ n: number }[]>`
+    select count(*)::int as n from graphile_worker.jobs where task_identifier = 'drain_events'`
+  t.equal(jobs!.n, 0)
+})
+
+t.test('two drains racing start every event once, losing none', async (t) => {
+  const w = await world(t)
+  await listening(w, 'events/audit')
+  const other = postgres(w.service.db.url, { max: 1, onnotice: () => {} })
+  t.teardown(() => other.end())
+  const drainOn = async (sql: postgres.Sql | postgres.TransactionSql, batch: number) =>
+    (await sql<{ n: number }[]>`select app.events_drain(${batch}) as n`)[0]!.n
+
+  const first = await createProjects(w, 'First', 12)
+  t.equal(await pending(w), 12, 'each creation waits in the outbox')
+  // A drain that has taken five events and not committed yet: the other drain passes
+  // them by and takes the rest, and they are still there once the first lets go.
+  const alongside = await w.service.db.owner.begin(async (tx) => {
+    await tx`select id from app.events where drained_at is null order by id limit 5 for update`
+    return drainOn(other, 100)
+  })
+  t.equal(alongside, 7, 'the concurrent drain takes the rest, not the held ones')
+  t.equal(await drainOn(other, 100), 5, 'the held events are drained once released')
+  t.equal(await drainOn(w.service.db.owner, 100), 0)
+
+  // Free races, one event at a time on each connection.
+  const second = await createProjects(w, 'Second', 12)
+  const loop = async (sql: postgres.Sql) => {
+    let n = 0
+    for (let got = await drainOn(sql, 1); got > 0; got = await drainOn(sql, 1)) n += got
+    return n
+  }
+  const [a, b] = await Promise.all([loop(w.service.db.owner), loop(other)])
+  t.equal(a + b, 12)
+  t.equal(await pending(w), 0)
+
+  const runs = await runsOf(w, 'events/audit')
+  const started = runs.map((r) => r.input.payload.project.id).sort()
+  t.same(started, [...first, ...second].sort(), 'one run per event, for every event')
+  t.ok(runs.every((r) => r.started_via === 'event' && r.input.event === 'project.created'))
+})
+
+t.test('the drain task drains batch after batch until the outbox is empty', async (t) => {
+  const w = await world(t)
+  await listening(w, 'events/bulk')
+  const count = DRAIN_BATCH * 2 + 7
+  await w.service.db.owner`
+    select app.raise_event(o.id, 'project.created', jsonb_build_object('n', g))
+      from app.organizations o, generate_series(1, ${count}) g where o.slug = 'acme'`
+  t.equal(await pending(w), count)
+  const helpers = {
+    query: async (text: string, values: unknown[] = []) => ({ rows: await w.service.db.owner.unsafe(text, values as never[]) }),
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  } as unknown as JobHelpers
+  await drainEvents({}, helpers)
+  t.equal(await pending(w), 0)
+  const runs = await runsOf(w, 'events/bulk')
+  t.equal(runs.length, count)
+  t.equal(new Set(runs.map((r) => r.input.payload.n)).size, count, 'each event once')
+})
