@@ -12,6 +12,7 @@ import { writeReply } from './transport/respond.ts'
 import { operationServer } from './transport/operation.ts'
 import { readInput } from './transport/input.ts'
 import { REQUEST_TIMED_OUT } from './transport/json-body.ts'
+import { opaqueNotFound } from './transport/not-found.ts'
 import type { Route } from './routes/route.ts'
 import { rateBudgets } from './auth/rate-budgets.ts'
 import type { Logger } from './core/log.ts'
@@ -44,11 +45,25 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
   const byPath = new Map<string, Route[]>()
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route])
   const known: { pattern: RegExp; allow: string; path: string }[] = []
+  // Secret paths (webhook URLs): their path, and every path beneath the part before
+  // the secret, answer any other verb with the same 404.
+  const opaque = routes.filter((r) => r.kind === 'keyless' && r.opaque).map((r) => ({
+    path: r.path,
+    pattern: new RegExp(`^${r.path.replace(/\/:[A-Za-z_]+$/, '').replace(/:[A-Za-z_]+/g, '[^/]+')}(/.*)?$`),
+    versioned: r.kind === 'keyless' && r.versioned === true,
+  }))
 
   const app = polka({
     onNoMatch: async (req: IncomingMessage, res: ServerResponse) => {
       const { requestId } = req as Request
       const path = (req.url ?? '/').split('?')[0]!
+      const secret = opaque.find((o) => o.pattern.test(path))
+      if (secret) {
+        (req as Request).routePattern = secret.path
+        if (secret.versioned) res.setHeader('x-service-api-version', API_VERSION)
+        writeError(res, opaqueNotFound(), requestId)
+        return
+      }
       if (carriesVersion(path)) res.setHeader('x-service-api-version', API_VERSION)
       const match = known.find((k) => k.pattern.test(path))
       if (match) {
@@ -70,6 +85,11 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
   })
 
   for (const [path, declared] of byPath) {
+    if (declared.some((r) => r.kind === 'keyless' && r.opaque)) {
+      // No 405 and no OPTIONS: other verbs reach onNoMatch and its opaque 404.
+      for (const route of declared) app.add(route.method, path, (req: IncomingMessage, res: ServerResponse) => serveRoute(route, req as Request, res))
+      continue
+    }
     const allowed = new Set<string>(declared.map((r) => r.method))
     if (allowed.has('GET')) allowed.add('HEAD')
     allowed.add('OPTIONS')
@@ -95,9 +115,10 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
     req.routePattern = route.path
     try {
       if (route.kind === 'keyless') {
+        if (route.versioned) res.setHeader('x-service-api-version', API_VERSION)
         const input = await readInput(route, req)
         if (!input.ok) throw input.error
-        const reply = await route.handle(req)
+        const reply = await route.handle(req, input.value)
         writeReply(req, res, reply.status, { json: reply.body, raw: reply.raw, contentType: reply.contentType }, reply.headers)
         return
       }
@@ -108,7 +129,9 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
       if (error instanceof HttpError) {
         writeError(res, error, req.requestId)
       } else {
-        log.error('request failed', { requestId: req.requestId, method: req.method, url: req.url, error })
+        // A secret path's URL holds its token: the pattern is logged instead.
+        const url = route.kind === 'keyless' && route.opaque ? route.path : req.url
+        log.error('request failed', { requestId: req.requestId, method: req.method, url, error })
         if (!res.headersSent) writeError(res, internalError(), req.requestId)
         else res.destroy()
       }

@@ -58,6 +58,10 @@ function parameters(schema: Schema | undefined, location: 'path' | 'query' | 'he
   })
 }
 
+const versionHeader: Json = {
+  'X-Service-Api-Version': { description: 'The API version that answered', schema: { type: 'string' } },
+}
+
 const commonHeaders: Json[] = [
   { $ref: '#/components/parameters/OrganizationSlug' },
   { $ref: '#/components/parameters/RequestId' },
@@ -67,7 +71,7 @@ function operationObject(route: Route, shared: boolean): Json {
   const responses: Json = {}
   // A create-or-get answers 201 when it created, 200 with what was already there.
   const dynamic = route.kind === 'operation' && typeof route.status === 'function'
-  const status = route.kind === 'operation' && typeof route.status === 'number' ? route.status : dynamic ? 201 : 200
+  const status = route.kind !== 'handler' && typeof route.status === 'number' ? route.status : dynamic ? 201 : 200
   const success: Json = { description: route.summary }
   if (status !== 204 && route.response) {
     const schema = jsonSchema(route.response, 'output')
@@ -112,8 +116,19 @@ function operationObject(route: Route, shared: boolean): Json {
       required: route.method !== 'DELETE',
       content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
     }
+  } else if (route.kind === 'keyless' && route.rawBody) {
+    operation.requestBody = {
+      required: false,
+      description: 'Any bytes: JSON is handed on parsed, anything else as its UTF-8 text',
+      content: { '*/*': { schema: {} } },
+    }
   }
-  if (route.kind === 'operation' && route.bodyLimit) operation['x-tale-body-limit'] = route.bodyLimit
+  if ((route.kind === 'operation' || route.kind === 'keyless') && route.bodyLimit) operation['x-tale-body-limit'] = route.bodyLimit
+  if (route.kind === 'keyless' && route.versioned) {
+    for (const response of Object.values(responses) as Json[]) {
+      if (!('$ref' in response)) response.headers = { ...(response.headers as Json | undefined), ...versionHeader }
+    }
+  }
   return operation
 }
 

@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import type { Input, Route } from './route.ts'
 import { uuidParam } from '../transport/validation.ts'
 import { component } from '../openapi/components.ts'
+import { trigger as boundTrigger } from './trigger-shape.ts'
 
 // In URLs an automation name writes each `/` as `__` (names never hold `__`).
 export const automationName = v.pipe(v.string(), v.minLength(1), v.maxLength(400),
@@ -12,13 +13,8 @@ const int = v.pipe(v.number(), v.integer())
 const timestamp = v.pipe(v.number(), v.integer(), v.description('Epoch milliseconds'))
 const inputs = v.pipe(v.record(v.string(), v.unknown()), v.description('The JSON Schema a run\'s input must match'))
 
-const trigger = component('TriggerSummary', v.nullable(v.pipe(v.strictObject({
-  kind: v.picklist(['schedule', 'webhook', 'event']),
-  enabled: v.boolean(),
-  lastFiredAt: v.nullable(timestamp),
-  lastSkippedAt: v.nullable(timestamp),
-  lastSkipReason: v.nullable(v.picklist(['not_deployed', 'unusable_cron', 'start_refused', 'paused_after_failures'])),
-}), v.description('The bound trigger and its health; null when none is bound'))))
+const trigger = component('TriggerSummary', v.pipe(v.nullable(boundTrigger),
+  v.description('The bound trigger and its health; null when none is bound')))
 export const automation = component('Automation', v.strictObject({
   name: v.string(), latestVersion: int, deployedVersion: v.optional(int), projectIds: v.array(v.string()),
   description: v.string(), inputs, trigger, createdAt: timestamp, updatedAt: timestamp,

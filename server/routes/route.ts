@@ -94,10 +94,22 @@ export interface HandlerRoute extends Common {
   handle: (req: IncomingMessage, res: ServerResponse, input: Input, caller: unknown, call: CallAs) => Promise<void>
 }
 
-/** A keyless endpoint served by the server itself (health, status, schema, docs). */
+/** A keyless endpoint served by the server itself (health, status, schema, docs, webhook deliveries). */
 export interface KeylessRoute extends Common {
   kind: 'keyless'
-  handle: (req: IncomingMessage) => Promise<Reply>
+  /** The body is handed over as the bytes received (input.body, a Buffer), never parsed. */
+  rawBody?: boolean
+  /** Every answer carries X-Service-Api-Version, refusals included. */
+  versioned?: boolean
+  /**
+   * The path itself is a secret (a webhook URL holds its token): every other verb,
+   * HEAD and OPTIONS included, and every path beneath it answer one 404 with no Allow,
+   * never 405, so no answer tells that the path exists.
+   */
+  opaque?: boolean
+  /** The success status, for the OpenAPI document; 200 when unset. */
+  status?: number
+  handle: (req: IncomingMessage, input: Input) => Promise<Reply>
 }
 
 export type Route = OperationRoute | HandlerRoute | KeylessRoute

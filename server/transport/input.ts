@@ -33,8 +33,12 @@ export async function readInput(route: Route, req: IncomingMessage & { params?: 
 
     let body: unknown
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const parsed = parseJsonBody(await readBody(req, route.bodyLimit ?? DEFAULT_BODY_LIMIT))
-      if (route.body) {
+      const raw = await readBody(req, route.bodyLimit ?? DEFAULT_BODY_LIMIT)
+      const unparsed = route.kind === 'keyless' && route.rawBody === true
+      const parsed = unparsed ? undefined : parseJsonBody(raw)
+      if (unparsed) {
+        body = raw
+      } else if (route.body) {
         const checked = check(route.body, parsed === undefined ? {} : parsed)
         if (!checked.ok) return { ok: false, error: invalidBody(describe('body', checked.issues), checked.issues) }
         body = checked.value
