@@ -70,6 +70,10 @@ t.test('a schedule needs a five-field cron that fires and an IANA zone; an event
     return answer.data
   }
   t.match(await invalid({ kind: 'schedule', cron: '0 0 30 2 *' }, 'a cron that never fires (30 February)'), { field: 'cron' })
+  // cron-parser takes this one (a '*' day of week leaves the day of month alone), so
+  // SQL finds that it never fires.
+  const never = await invalid({ kind: 'schedule', cron: '0 0 30 2 */1' }, 'a parsed cron that matches no instant')
+  t.same(never, { field: 'cron', cron: '0 0 30 2 */1' }, 'refused by the occurrence search, not the parser')
   t.match(await invalid({ kind: 'schedule', cron: '0 0 * * * *' }, 'six fields (seconds)'), { field: 'cron', problem: /five fields/ })
   t.match(await invalid({ kind: 'schedule', cron: '* * * *' }, 'four fields'), { field: 'cron' })
   t.match(await invalid({ kind: 'schedule', cron: '@daily' }, 'a macro'), { field: 'cron', problem: /macro/ })
