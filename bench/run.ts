@@ -5,6 +5,7 @@
 //   npm run bench                      (embedded PostgreSQL unless DATABASE_URL is set)
 //   BENCH_DURATION=20 npm run bench    (seconds per measurement; default 10)
 //   BENCH_ONLY=runs npm run bench      (the run engine alone)
+//   BENCH_ONLY=webhooks npm run bench  (webhook deliveries alone)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -21,6 +22,7 @@ import { startService } from '../server/service.ts'
 import { createLogger } from '../server/core/log.ts'
 import { callOperation } from '../server/transport/operation.ts'
 import { benchEmptyJobs, benchRuns, deployTrivial } from './runs.ts'
+import { benchWebhooks, type WebhookFigures } from './webhooks.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = 32
@@ -130,39 +132,69 @@ const embedded = process.env.DATABASE_URL ? null : await startEmbedded({ dataDir
 const baseUrl = process.env.DATABASE_URL ?? embedded!.url
 const { url, key } = await prepareDatabase(baseUrl)
 const server = await startServer(url)
+const only = process.env.BENCH_ONLY
 try {
   const rows: string[] = []
   const cases = [
     { path: '/api/v1/me', operation: 'me', args: {} },
     { path: '/api/v1/projects?limit=20', operation: 'projects_list', args: { limit: 20 } },
   ]
-  // BENCH_ONLY=runs measures the run engine alone.
-  for (const c of process.env.BENCH_ONLY === 'runs' ? [] : cases) {
+  for (const c of only ? [] : cases) {
     await loadHttp(c.path, key) // warm-up: plans cached, pools filled
     const http = await loadHttp(c.path, key)
     const floor = await loadFloor(url, key, c.operation, c.args)
     const statements = await statementsPerRequest(url, c.path, key, 200)
     rows.push(`| GET ${c.path} | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} |`)
   }
-  await deployTrivial(url)
-  await benchRuns(url, PORT, key, CONNECTIONS, Math.min(5, DURATION)) // warm-up
-  const runs = await benchRuns(url, PORT, key, CONNECTIONS, DURATION)
-  const emptyJobs = await benchEmptyJobs(url, 5000, WORKER_CONCURRENCY)
+  let webhooks: WebhookFigures | null = null
+  if (!only || only === 'webhooks') webhooks = await benchWebhooks(url, PORT, SCALE, CONNECTIONS, DURATION)
+  let runs: Awaited<ReturnType<typeof benchRuns>> | null = null
+  let emptyJobs = 0
+  if (!only || only === 'runs') {
+    await deployTrivial(url)
+    await benchRuns(url, PORT, key, CONNECTIONS, Math.min(5, DURATION)) // warm-up
+    runs = await benchRuns(url, PORT, key, CONNECTIONS, DURATION)
+    emptyJobs = await benchEmptyJobs(url, 5000, WORKER_CONCURRENCY)
+  }
   const [version] = await postgres(url, { max: 1 })`select current_setting('server_version') as v`
-  process.stdout.write([
+  const lines = [
     `${CONNECTIONS} connections, ${DURATION} s each, ${PROJECTS} projects, PostgreSQL ${version!.v}, Node ${process.version}`,
     '',
-    '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per request | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-    ...rows,
-    '',
-    `Runs of a trivial automation (set + output) started with POST at ${CONNECTIONS} connections; worker concurrency ${WORKER_CONCURRENCY}:`,
-    '',
-    '| runs started | runs completed | completed runs/s | start to finish p50 ms | p99 ms | floor: empty graphile jobs/s | errors |',
-    '|---|---|---|---|---|---|---|',
-    `| ${runs.started} | ${runs.completed} | ${runs.completedPerSecond.toFixed(0)} | ${runs.p50} | ${runs.p99} | ${emptyJobs.toFixed(0)} | ${runs.errors} |`,
-    '',
-  ].join('\n'))
+  ]
+  if (rows.length > 0) {
+    lines.push(
+      '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per request | errors |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+      ...rows,
+      '',
+    )
+  }
+  if (runs) {
+    lines.push(
+      `Runs of a trivial automation (set + output) started with POST at ${CONNECTIONS} connections; worker concurrency ${WORKER_CONCURRENCY}:`,
+      '',
+      '| runs started | runs completed | completed runs/s | start to finish p50 ms | p99 ms | floor: empty graphile jobs/s | errors |',
+      '|---|---|---|---|---|---|---|',
+      `| ${runs.started} | ${runs.completed} | ${runs.completedPerSecond.toFixed(0)} | ${runs.p50} | ${runs.p99} | ${emptyJobs.toFixed(0)} | ${runs.errors} |`,
+      '',
+    )
+  }
+  if (webhooks) {
+    const { http, floor, statements, runs: hooked } = webhooks
+    lines.push(
+      `Webhook deliveries to one trigger from one address at ${CONNECTIONS} connections, each with its own Idempotency-Key; the floor sends app.webhook_deliver with the same arguments through the request pool; worker concurrency ${WORKER_CONCURRENCY}:`,
+      '',
+      '| request | HTTP accepted/s | HTTP p50 ms | HTTP p99 ms | floor accepted/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per delivery | errors |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+      `| POST /api/automations/webhook/{token} | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} |`,
+      '',
+      '| deliveries accepted (HTTP) | runs completed | completed runs/s | accepted to finished p50 ms | p99 ms |',
+      '|---|---|---|---|---|',
+      `| ${hooked.accepted} | ${hooked.completed} | ${hooked.completedPerSecond.toFixed(0)} | ${hooked.p50} | ${hooked.p99} |`,
+      '',
+    )
+  }
+  process.stdout.write(lines.join('\n'))
 } finally {
   server.kill('SIGTERM')
   await once(server, 'exit')

@@ -1,0 +1,168 @@
+// Webhook deliveries: accepted per second at 32 connections over HTTP, each with its
+// own Idempotency-Key and body so none is a duplicate, beside a floor that sends the
+// server's statement (app.webhook_deliver with the input already checked, the steady
+// state) through the request pool with no HTTP; then how fast accepted deliveries
+// become completed runs. Every delivery comes from one address to one trigger, so
+// all of them draw on the same two buckets and update the same trigger row.
+import { createHash, randomBytes } from 'node:crypto'
+import autocannon from 'autocannon'
+import postgres from 'postgres'
+import { requestPool } from '../server/core/db/connection.ts'
+import { loadConfig } from '../server/core/config.ts'
+import { startService } from '../server/service.ts'
+import { createLogger } from '../server/core/log.ts'
+import { rateBudgets, webhookBuckets } from '../server/auth/rate-budgets.ts'
+
+export interface Figures { rps: number; p50: number; p99: number; errors: number }
+
+export interface WebhookFigures {
+  http: Figures
+  floor: Figures
+  statements: number
+  runs: { accepted: number; completed: number; completedPerSecond: number; p50: number; p99: number }
+}
+
+const HOOK = {
+  name: 'bench/hook',
+  steps: [
+    { slug: 'set', type: 'set', config: { values: { greeting: 'hi {{ input.payload.n }}' } }, next: { success: 'end' } },
+    { slug: 'end', type: 'output', config: { mapping: { greeting: '{{ steps.set.output.greeting }}' } } },
+  ],
+}
+
+const sha256 = (data: string) => createHash('sha256').update(data).digest('hex')
+
+/** Deploys a trivial automation with a webhook trigger; returns its URL token. */
+export async function deployHook(url: string): Promise<{ token: string; automationId: string }> {
+  const token = randomBytes(32).toString('base64url')
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  const [hook] = await sql<{ id: string }[]>`
+    with a as (
+      insert into app.automations (organization_id, name, deployed_version)
+      select id, ${HOOK.name}, 1 from app.organizations where slug = 'bench' returning organization_id, id
+    ), v as (
+      insert into app.automation_versions (organization_id, automation_id, version, document)
+      select organization_id, id, 1, ${sql.json(HOOK)} from a
+    )
+    insert into app.automation_triggers (organization_id, automation_id, kind, token_hash)
+    select organization_id, id, 'webhook', app.webhook_token_hash(${token}) from a
+    returning automation_id as id`
+  await sql.end()
+  return { token, automationId: hook!.id }
+}
+
+let sequence = 0
+const nextDelivery = () => ++sequence
+
+async function loadHttp(port: number, token: string, connections: number, seconds: number): Promise<Figures> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}/api/automations/webhook/${token}`, connections, duration: seconds,
+    requests: [{
+      method: 'POST',
+      setupRequest: (request) => {
+        const n = nextDelivery()
+        return { ...request, body: JSON.stringify({ n }),
+                 headers: { ...request.headers, 'content-type': 'application/json', 'idempotency-key': `bench-${n}` } }
+      },
+    }],
+  })
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors }
+}
+
+// The statement the route sends in the steady state, with the same arguments, from
+// `connections` concurrent callers over a pool of the server's size.
+async function loadFloor(url: string, token: string, automationId: string, scale: number, connections: number, seconds: number): Promise<Figures> {
+  const sql = requestPool(url, loadConfig({ ...process.env, DATABASE_URL: url }).DATABASE_POOL_SIZE)
+  const budgets = rateBudgets(scale)
+  const buckets = webhookBuckets(budgets)
+  const tokenHash = sha256(token)
+  const latencies: number[] = []
+  let errors = 0
+  const until = performance.now() + seconds * 1000
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (performance.now() < until) {
+      const n = nextDelivery()
+      const body = JSON.stringify({ n })
+      const payload = JSON.parse(body) as unknown
+      const args = {
+        tokenHash, projectId: null, deliveryId: `bench-${n}`, bodyHash: sha256(body), payload,
+        senderBucket: buckets.sender('127.0.0.1'),
+        triggerBudget: { perMinute: budgets.webhookTrigger.perMinute, burst: budgets.webhookTrigger.burst },
+        senderCharged: false,
+        // The route checks the run input against the deployed version's inputs (none here).
+        validated: { automationId, version: 1, issues: [] },
+      }
+      const began = performance.now()
+      const [row] = await sql<{ outcome: { status?: number } }[]>`select app.webhook_deliver(${sql.json(args as never)}) as outcome`
+      if (row?.outcome.status !== 202) errors++
+      latencies.push(performance.now() - began)
+    }
+  }))
+  await sql.end()
+  latencies.sort((a, b) => a - b)
+  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100
+  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors }
+}
+
+// Statements per delivery, counted at the driver of an in-process instance once its
+// cache knows the deployed version.
+async function statementsPerDelivery(url: string, token: string, scale: number, deliveries: number): Promise<number> {
+  let statements = 0
+  const config = loadConfig({ DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: String(scale) })
+  const service = await startService(config, url, { port: 0, log: createLogger('silent'), onQuery: () => { statements++ } })
+  const post = async () => {
+    const n = nextDelivery()
+    await fetch(`${service.url}/api/automations/webhook/${token}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': `bench-${n}` }, body: JSON.stringify({ n }),
+    }).then((res) => res.arrayBuffer())
+  }
+  await post()
+  statements = 0
+  for (let i = 0; i < deliveries; i++) await post()
+  await service.close()
+  return statements / deliveries
+}
+
+// Waits for the queue to drain, then reads the runs of deliveries accepted since `began`.
+async function runFigures(url: string, began: Date, seconds: number): Promise<WebhookFigures['runs']> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  for (let i = 0; i < 1200; i++) {
+    const [live] = await sql`select count(*)::int as n from app.runs where status in ('queued', 'running') and started_via = 'webhook'`
+    if (live!.n === 0) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const [figures] = await sql<{ accepted: number; completed: number; span: number; p50: number; p99: number }[]>`
+    select count(*)::int as accepted,
+           count(*) filter (where status = 'completed')::int as completed,
+           extract(epoch from max(finished_at) - ${began}::timestamptz)::float8 as span,
+           percentile_cont(0.5) within group (order by extract(epoch from finished_at - created_at) * 1000)::float8 as p50,
+           percentile_cont(0.99) within group (order by extract(epoch from finished_at - created_at) * 1000)::float8 as p99
+      from app.runs where started_via = 'webhook' and created_at >= ${began}`
+  await sql.end()
+  return {
+    accepted: figures!.accepted, completed: figures!.completed,
+    completedPerSecond: figures!.completed / Math.max(figures!.span ?? 0, seconds),
+    p50: Math.round((figures!.p50 ?? 0) * 10) / 10, p99: Math.round((figures!.p99 ?? 0) * 10) / 10,
+  }
+}
+
+async function clearRuns(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  await sql`delete from app.runs where started_via = 'webhook'`
+  await sql`delete from app.webhook_deliveries`
+  await sql.end()
+}
+
+export async function benchWebhooks(url: string, port: number, scale: number, connections: number, seconds: number): Promise<WebhookFigures> {
+  const { token, automationId } = await deployHook(url)
+  await loadHttp(port, token, connections, Math.min(5, seconds)) // warm-up: plans cached, pools filled
+  await runFigures(url, new Date(0), seconds) // the warm-up's runs finish first
+  await clearRuns(url)
+  const began = new Date()
+  const http = await loadHttp(port, token, connections, seconds)
+  const runs = await runFigures(url, began, seconds)
+  const floor = await loadFloor(url, token, automationId, scale, connections, seconds)
+  await runFigures(url, began, seconds)
+  const statements = await statementsPerDelivery(url, token, scale, 200)
+  return { http, floor, statements, runs }
+}
