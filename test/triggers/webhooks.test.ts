@@ -9,6 +9,9 @@ import { refused } from '../lib/assert.ts'
 import { rawExchange } from '../lib/raw.ts'
 import { pinClock } from '../lib/db.ts'
 import type { LogEntry, Response } from '../lib/service.ts'
+import { startService } from '../../server/service.ts'
+import { loadConfig } from '../../server/core/config.ts'
+import { createLogger } from '../../server/core/log.ts'
 
 const echo = (name: string, extra: Record<string, unknown> = {}) => ({
   name, description: 'Echoes its payload',
@@ -343,4 +346,26 @@ t.test('a delivery whose run cannot be written is not accepted', async (t) => {
   const retried = await post(w, hook(w.token), { id: 'doomed', body: { a: 1 } })
   t.equal(retried.status, 202)
   t.same(Object.keys(retried.body), ['runId'], 'the retry starts the run')
+})
+
+t.test('once a token\'s deployed version was checked, a delivery is one statement', async (t) => {
+  const w = await setUp(t, { document: echo('ops/hook', { inputs: strictInputs }) })
+  const statements: string[] = []
+  const config = loadConfig({ DATABASE_URL: w.service.db.url, PORT: '0', LOG_LEVEL: 'silent' })
+  const counted = await startService(config, w.service.db.url, { port: 0, log: createLogger('silent'), onQuery: (q) => statements.push(q) })
+  t.teardown(counted.close)
+  const deliver = async (body: unknown) => {
+    statements.length = 0
+    const res = await fetch(`${counted.url}${hook(w.token)}`, { method: 'POST', body: JSON.stringify(body) })
+    // A new connection's one-time type lookup is the driver's, not the delivery's.
+    return { status: res.status, statements: statements.filter((q) => !q.includes('pg_catalog.pg_type')).length }
+  }
+  t.same(await deliver({ who: 'a' }), { status: 202, statements: 2 }, 'the first delivery fetches the version to check against')
+  t.same(await deliver({ who: 'b' }), { status: 202, statements: 1 }, 'then one statement')
+  t.same(await deliver({ whom: 'c' }), { status: 400, statements: 1 }, 'a refused input too')
+  const client = await w.dev.mcp()
+  await callTool(client, 'automation_save', { name: 'ops/hook', document: echo('ops/hook') })
+  await callTool(client, 'automation_deploy', { name: 'ops/hook' })
+  t.same(await deliver({ whom: 'd' }), { status: 202, statements: 2 }, 'a new deployed version is fetched once')
+  t.same(await deliver({ whom: 'e' }), { status: 202, statements: 1 })
 })
