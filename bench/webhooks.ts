@@ -88,7 +88,6 @@ async function loadFloor(url: string, token: string, automationId: string, scale
         tokenHash, projectId: null, deliveryId: `bench-${n}`, bodyHash: sha256(body), payload,
         senderBucket: buckets.sender('127.0.0.1'),
         triggerBudget: { perMinute: budgets.webhookTrigger.perMinute, burst: budgets.webhookTrigger.burst },
-        senderCharged: false,
         // The route checks the run input against the deployed version's inputs (none here).
         validated: { automationId, version: 1, issues: [] },
       }

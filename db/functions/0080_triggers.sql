@@ -198,11 +198,13 @@ end $$;
 -- Starts a run of the trigger's automation: the deployed version, with input, in
 -- project (null: organization-wide), attributed to the trigger. Stamps lastFiredAt.
 -- The caller has decided the run may start; this writes it and its job.
+-- stamp false leaves lastFiredAt to the caller (a webhook delivery stamps it last, so
+-- the trigger's row is locked only at the end of its transaction).
 create or replace function app.trigger_start_run(t app.automation_triggers, a app.automations, project uuid,
-  input jsonb, via text, run_id uuid default gen_random_uuid()) returns app.runs language plpgsql as $$
+  input jsonb, via text, run_id uuid default gen_random_uuid(), at timestamptz default null,
+  stamp boolean default true) returns app.runs language plpgsql as $$
 declare
   r app.runs;
-  at timestamptz := app.now();
 begin
   insert into app.runs (organization_id, id, automation_id, automation_name, version, document, mode, input,
                         project_id, trigger_id, started_via)
@@ -212,36 +214,44 @@ begin
   returning * into r;
   perform app.enqueue('run_automation', jsonb_build_object('organizationId', r.organization_id, 'runId', r.id),
                       'run:' || r.id);
-  update app.automation_triggers set last_fired_at = at, last_run_id = r.id
-   where organization_id = t.organization_id and id = t.id;
+  if stamp then
+    perform app.trigger_stamp_fired(t, r.id, at);
+  end if;
   return r;
 end $$;
 
+create or replace function app.trigger_stamp_fired(t app.automation_triggers, run uuid, at timestamptz default null)
+returns void language sql as $$
+  update app.automation_triggers set last_fired_at = coalesce(at, app.now()), last_run_id = run
+   where organization_id = t.organization_id and id = t.id
+$$;
+
 -- An occurrence that starts nothing: its instant and why.
-create or replace function app.trigger_skip(t app.automation_triggers, reason text) returns void language sql as $$
-  update app.automation_triggers set last_skipped_at = app.now(), last_skip_reason = reason
+create or replace function app.trigger_skip(t app.automation_triggers, reason text, at timestamptz default null)
+returns void language sql as $$
+  update app.automation_triggers set last_skipped_at = coalesce(at, app.now()), last_skip_reason = reason
    where organization_id = t.organization_id and id = t.id
 $$;
 
 -- One occurrence of a schedule or an event: a run, or a recorded skip. Returns the
 -- run's id, or null when the occurrence was skipped.
-create or replace function app.trigger_fire(t app.automation_triggers, named_project uuid, input jsonb, via text)
-returns uuid language plpgsql as $$
+create or replace function app.trigger_fire(t app.automation_triggers, named_project uuid, input jsonb, via text,
+  at timestamptz default null) returns uuid language plpgsql as $$
 declare
   a app.automations;
   placed record;
 begin
   select * into a from app.automations where organization_id = t.organization_id and id = t.automation_id;
   if a.deployed_version is null then
-    perform app.trigger_skip(t, 'not_deployed');
+    perform app.trigger_skip(t, 'not_deployed', at);
     return null;
   end if;
   placed := app.trigger_run_project(a, named_project);
   if placed.refused then
-    perform app.trigger_skip(t, 'start_refused');
+    perform app.trigger_skip(t, 'start_refused', at);
     return null;
   end if;
-  return (app.trigger_start_run(t, a, placed.project, input, via)).id;
+  return (app.trigger_start_run(t, a, placed.project, input, via, gen_random_uuid(), at)).id;
 end $$;
 
 -- A trigger-started run ended: the binding's health follows it. Counted failures
@@ -253,20 +263,25 @@ declare
   t app.automation_triggers;
   pause_at integer := app.limit('trigger.pauseAfterFailures')::integer;
 begin
-  select * into t from app.automation_triggers where id = r.trigger_id for update;
+  -- A plain read: a success on a healthy binding (the common ending) writes nothing,
+  -- so finishing runs never queue behind deliveries on the trigger's row.
+  select * into t from app.automation_triggers where id = r.trigger_id;
   if t.id is null or r.created_at < t.bound_at then
     return;
   end if;
   if r.status = 'completed' then
-    if not (t.kind = 'schedule' and not t.enabled and t.last_skip_reason = 'paused_after_failures') then
-      update app.automation_triggers set consecutive_failures = 0 where id = t.id;
-    end if;
+    update app.automation_triggers set consecutive_failures = 0
+     where id = t.id and consecutive_failures <> 0
+       and not (kind = 'schedule' and not enabled and last_skip_reason = 'paused_after_failures');
   elsif r.status = 'failed' and app.trigger_counted_failure(r.failure_code) then
     update app.automation_triggers
        set consecutive_failures = consecutive_failures + 1, last_failed_at = coalesce(r.finished_at, app.now()),
            last_failure_code = r.failure_code, last_failed_run_id = r.id
-     where id = t.id
+     where id = t.id and bound_at <= r.created_at
     returning * into t;
+    if t.id is null then
+      return;
+    end if;
     if t.kind = 'schedule' and t.enabled and t.consecutive_failures >= pause_at then
       perform app.trigger_pause(t);
     end if;

@@ -7,7 +7,8 @@
 -- The server parses expressions with its cron library (server/core/schedules/cron.ts)
 -- into the sets matched here, {minutes, hours, days, months, weekdays, anyDay,
 -- anyWeekday}: no expression is parsed in SQL. Day of month and day of week combine
--- as in cron: when both are restricted a day matching either fires.
+-- as in cron: when both are restricted a day matching either fires; when either is
+-- written with a leading `*`, a day must match both.
 
 -- Whether PostgreSQL knows the zone by its IANA name (the zone database it converts
 -- with is the one schedules fire by).
@@ -23,10 +24,10 @@ begin
   if not (fields->'months') @> to_jsonb(extract(month from day)::integer) then
     return false;
   end if;
-  if (fields->>'anyDay')::boolean then
-    return dow_ok;
-  elsif (fields->>'anyWeekday')::boolean then
-    return dom_ok;
+  -- As cron has it: a day field written with a leading `*` (`*`, `*/2`) makes the two
+  -- fields combine with AND; two restricted fields combine with OR.
+  if (fields->>'anyDay')::boolean or (fields->>'anyWeekday')::boolean then
+    return dom_ok and dow_ok;
   end if;
   return dom_ok or dow_ok;
 end $$;
@@ -90,16 +91,16 @@ begin
     run := null;
     if next_at is null then
       -- The zone left PostgreSQL's database, or the expression can no longer fire.
-      perform app.trigger_skip(t, 'unusable_cron');
+      perform app.trigger_skip(t, 'unusable_cron', instant);
     else
       begin
         run := app.trigger_fire(t, null,
           jsonb_build_object('trigger', 'schedule', 'scheduledAt', app.ms(t.next_due_at), 'firedAt', app.ms(instant)),
-          'schedule');
+          'schedule', instant);
       exception when others then
         -- One schedule that cannot start (its automation changing under it, say) must
         -- not hold back the others of this tick.
-        perform app.trigger_skip(t, 'start_refused');
+        perform app.trigger_skip(t, 'start_refused', instant);
       end;
     end if;
     update app.automation_triggers set next_due_at = next_at where id = t.id;

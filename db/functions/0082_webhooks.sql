@@ -22,16 +22,42 @@ create or replace function app.webhook_rate_limited(wait integer) returns jsonb 
     'retryAfter', wait))
 $$;
 
+-- The whole seconds until a bucket holds a token, read without locking it (0: it does).
+create or replace function app.bucket_peek(spec jsonb) returns integer language sql stable as $$
+  select coalesce(max(app.bucket_wait(app.bucket_level(r.tokens, r.refreshed_at, app.now(),
+                                                       (spec->>'perMinute')::double precision,
+                                                       (spec->>'burst')::double precision),
+                                      (spec->>'perMinute')::double precision)), 0)
+    from app.rate_buckets r where r.bucket = spec->>'key'
+$$;
+
+-- A delivery's answer, once the buckets it draws on have paid for it; 429 instead when
+-- one of them has run out meanwhile (a refused delivery costs nothing).
+create or replace function app.webhook_charged(buckets jsonb, outcome jsonb) returns jsonb language plpgsql as $$
+declare
+  wait integer := app.take_tokens(buckets);
+begin
+  if wait > 0 then
+    return app.webhook_rate_limited(wait);
+  end if;
+  return outcome;
+end $$;
+
 -- args: tokenHash (hex SHA-256 of the URL token), projectId (the project URL's id as
 -- sent, null on the organization URL), deliveryId (the Idempotency-Key header),
 -- bodyHash (hex SHA-256 of the body bytes), payload (the body as JSON, or its text),
--- senderBucket {key, perMinute, burst}, triggerBudget {perMinute, burst},
--- senderCharged (the sender already paid for this delivery in a first call that
--- answered revalidate), validated {automationId, version, issues} (the server's check
--- of the run input against that version's inputs schema).
+-- senderBucket {key, perMinute, burst}, triggerBudget {perMinute, burst}, validated
+-- {automationId, version, issues} (the server's check of the run input against that
+-- version's inputs schema).
 --
 -- Answers {status, body}, {error}, or {revalidate: {automationId, version, inputs}}
--- when the server has not checked the input against the deployed version yet.
+-- when the server has not checked the input against the deployed version yet (then
+-- nothing is charged, and the server calls again with its verdict).
+--
+-- The budgets are checked where the rules put them (the sender's before the token,
+-- the trigger's after it) with plain reads, and charged at the end, just before the
+-- writes: the bucket rows every delivery of a sender or a trigger shares are locked
+-- for the last moments of the transaction only.
 --
 -- SECURITY DEFINER: the caller-less path of webhooks. No caller exists until the
 -- token names a trigger, and the trigger's organization is the only one it reaches.
@@ -40,6 +66,8 @@ language plpgsql security definer set search_path = pg_catalog, app as $$
 declare
   at timestamptz := app.now();
   wait integer;
+  sender jsonb := args->'senderBucket';
+  buckets jsonb;
   t app.automation_triggers;
   a app.automations;
   installed uuid[];
@@ -52,17 +80,15 @@ declare
   new_run uuid := gen_random_uuid();
   accepted bigint;
 begin
-  if not coalesce((args->>'senderCharged')::boolean, false) then
-    wait := app.take_tokens(jsonb_build_array(args->'senderBucket'));
-    if wait > 0 then
-      return app.webhook_rate_limited(wait);
-    end if;
+  wait := app.bucket_peek(sender);
+  if wait > 0 then
+    return app.webhook_rate_limited(wait);
   end if;
 
   select * into t from app.automation_triggers
    where token_hash = decode(args->>'tokenHash', 'hex') and kind = 'webhook' and enabled;
   if t.id is null then
-    return app.webhook_not_found();
+    return app.webhook_charged(jsonb_build_array(sender), app.webhook_not_found());
   end if;
   select * into a from app.automations where organization_id = t.organization_id and id = t.automation_id;
 
@@ -78,9 +104,10 @@ begin
                     and v.version = a.deployed_version)));
   end if;
 
-  wait := app.take_tokens(jsonb_build_array(jsonb_build_object(
+  buckets := jsonb_build_array(sender, jsonb_build_object(
     'key', 'webhook-trigger:' || t.id,
-    'perMinute', args->'triggerBudget'->'perMinute', 'burst', args->'triggerBudget'->'burst')));
+    'perMinute', args->'triggerBudget'->'perMinute', 'burst', args->'triggerBudget'->'burst'));
+  wait := app.bucket_peek(buckets->1);
   if wait > 0 then
     return app.webhook_rate_limited(wait);
   end if;
@@ -89,39 +116,40 @@ begin
    where i.organization_id = a.organization_id and i.automation_id = a.id;
   if args->>'projectId' is null then
     if cardinality(installed) > 0 then
-      return app.webhook_refusal('AUTOMATION_PROJECT_SCOPE_REQUIRED', 409,
-        'This automation is installed in projects; deliver to a project''s webhook URL.');
+      return app.webhook_charged(buckets, app.webhook_refusal('AUTOMATION_PROJECT_SCOPE_REQUIRED', 409,
+        'This automation is installed in projects; deliver to a project''s webhook URL.'));
     end if;
   else
     -- Missing, archived and not installed read alike, and the automation goes unnamed.
     select * into project from app.projects p
      where p.organization_id = t.organization_id and p.id = app.as_uuid(args->>'projectId');
     if project.id is null or project.archived_at is not null or not project.id = any (installed) then
-      return app.webhook_refusal('AUTOMATION_PROJECT_FORBIDDEN', 403, 'Deliveries to this project are not accepted.');
+      return app.webhook_charged(buckets,
+        app.webhook_refusal('AUTOMATION_PROJECT_FORBIDDEN', 403, 'Deliveries to this project are not accepted.'));
     end if;
     delivery_scope := project.id;
   end if;
 
   if a.deployed_version is null then
     -- Not remembered for deduplication: the same delivery is accepted once deployed.
-    perform app.trigger_skip(t, 'not_deployed');
-    return app.webhook_refusal('AUTOMATION_NOT_DEPLOYED', 409, 'The automation has no deployed version.');
+    perform app.trigger_skip(t, 'not_deployed', at);
+    return app.webhook_charged(buckets,
+      app.webhook_refusal('AUTOMATION_NOT_DEPLOYED', 409, 'The automation has no deployed version.'));
   end if;
 
   if delivery is not null then
-    -- Before insert, so concurrent deliveries of one id serialize on the unique index
-    -- below rather than both reading nothing.
     for seen in
       select d.scope, d.run_id from app.webhook_deliveries d
        where d.trigger_id = t.id and d.delivery_id = delivery
          and d.received_at > at - make_interval(secs => app.limit('webhook.deliveryIdWindowSeconds'))
     loop
       if seen.scope = delivery_scope then
-        return jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', seen.run_id, 'duplicate', true));
+        return app.webhook_charged(buckets,
+          jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', seen.run_id, 'duplicate', true)));
       end if;
       if (seen.scope = '00000000-0000-0000-0000-000000000000') <> (delivery_scope = '00000000-0000-0000-0000-000000000000') then
-        return app.webhook_refusal('AUTOMATION_DELIVERY_SCOPE_MISMATCH', 409,
-          'This delivery id was first used at another webhook URL of the automation.');
+        return app.webhook_charged(buckets, app.webhook_refusal('AUTOMATION_DELIVERY_SCOPE_MISMATCH', 409,
+          'This delivery id was first used at another webhook URL of the automation.'));
       end if;
     end loop;
   else
@@ -133,18 +161,30 @@ begin
        and d.received_at > at - make_interval(secs => app.limit('webhook.bodyWindowSeconds'))
      order by d.received_at desc limit 1;
     if found then
-      return jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', seen.run_id, 'duplicate', true));
+      return app.webhook_charged(buckets,
+        jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', seen.run_id, 'duplicate', true)));
     end if;
   end if;
 
   if jsonb_array_length(coalesce(validated->'issues', '[]')) > 0 then
-    return app.webhook_refusal('AUTOMATION_INPUT_INVALID', 400, 'The delivery does not match the automation''s inputs.',
-      jsonb_build_object('issues', validated->'issues'));
+    return app.webhook_charged(buckets, app.webhook_refusal('AUTOMATION_INPUT_INVALID', 400,
+      'The delivery does not match the automation''s inputs.', jsonb_build_object('issues', validated->'issues')));
   end if;
 
+  -- Accepted, once paid for: the delivery, its run and its job, then the trigger's
+  -- stamp, the last row this transaction locks.
+  wait := app.take_tokens(buckets);
+  if wait > 0 then
+    return app.webhook_rate_limited(wait);
+  end if;
   insert into app.webhook_deliveries (organization_id, trigger_id, scope, delivery_id, body_hash, run_id, received_at)
   values (t.organization_id, t.id, delivery_scope, delivery, body_digest, new_run, at)
-  on conflict (trigger_id, scope, delivery_id) where delivery_id is not null do nothing
+  on conflict (trigger_id, scope, delivery_id) where delivery_id is not null do update
+     set body_hash = excluded.body_hash, run_id = excluded.run_id, received_at = excluded.received_at
+   -- An id remembered past its window is a new delivery, whether or not the sweep
+   -- has forgotten it yet.
+   where webhook_deliveries.received_at <= excluded.received_at
+                                          - make_interval(secs => app.limit('webhook.deliveryIdWindowSeconds'))
   returning id into accepted;
   if accepted is null then
     -- The same delivery id was accepted concurrently: answer with its run.
@@ -152,8 +192,9 @@ begin
      where d.trigger_id = t.id and d.scope = delivery_scope and d.delivery_id = delivery;
     return jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', new_run, 'duplicate', true));
   end if;
-  perform app.trigger_start_run(t, a, project.id,
-    jsonb_build_object('trigger', 'webhook', 'payload', args->'payload'), 'webhook', new_run);
+  perform app.trigger_start_run(t, a, project.id, jsonb_build_object('trigger', 'webhook', 'payload', args->'payload'),
+                                'webhook', new_run, at, false);
+  perform app.trigger_stamp_fired(t, new_run, at);
   return jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', new_run));
 end $$;
 

@@ -47,8 +47,14 @@ begin
          and bound_at <= e.raised_at
        order by id
     loop
-      perform app.trigger_fire(t, e.project_id,
-        jsonb_build_object('trigger', 'event', 'event', e.name, 'payload', e.payload), 'event');
+      begin
+        perform app.trigger_fire(t, e.project_id,
+          jsonb_build_object('trigger', 'event', 'event', e.name, 'payload', e.payload), 'event');
+      exception when others then
+        -- One binding that cannot start must not hold back the event's other bindings,
+        -- nor leave the event pending for every drain to come.
+        perform app.trigger_skip(t, 'start_refused');
+      end;
     end loop;
     update app.events set drained_at = app.now() where organization_id = e.organization_id and id = e.id;
     drained := drained + 1;

@@ -107,7 +107,6 @@ export function webhookRoutes(requests: Sql, budgets: RateBudgets): Route[] {
       payload,
       senderBucket: buckets.sender(req.socket.remoteAddress ?? 'unknown'),
       triggerBudget: { perMinute: budgets.webhookTrigger.perMinute, burst: budgets.webhookTrigger.burst },
-      senderCharged: false,
       validated: null,
     }
     const cached = lastChecked.get(tokenHash)
@@ -118,7 +117,7 @@ export function webhookRoutes(requests: Sql, budgets: RateBudgets): Route[] {
       const { automationId, version, inputs } = outcome.revalidate
       const known = versionOf(automationId, version, inputs)
       lastChecked.set(tokenHash, known)
-      outcome = await deliver({ ...args, senderCharged: true, validated: verdict(known) })
+      outcome = await deliver({ ...args, validated: verdict(known) })
     }
     if ('revalidate' in outcome) throw new Error('the deployed version kept changing during a webhook delivery')
     if ('error' in outcome) throw refusal(outcome.error)

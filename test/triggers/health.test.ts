@@ -149,14 +149,13 @@ async function deliver(w: World, token: string, n: number): Promise<string> {
     tokenHash: createHash('sha256').update(token).digest('hex'), projectId: null, deliveryId: null,
     bodyHash: createHash('sha256').update(body).digest('hex'), payload: { n },
     senderBucket: { key: 'webhook-sender:127.0.0.1', perMinute: 1000, burst: 1000 },
-    triggerBudget: { perMinute: 1000, burst: 1000 }, senderCharged: false, validated: null as unknown,
+    triggerBudget: { perMinute: 1000, burst: 1000 }, validated: null as unknown,
   }
   const call = async () => (await w.service.db.owner<{ answer: any }[]>`
     select app.webhook_deliver(${w.service.db.owner.json(args as never)}) as answer`)[0]!.answer
   let answer = await call()
   if (answer.revalidate) {
     args.validated = { automationId: answer.revalidate.automationId, version: answer.revalidate.version, issues: [] }
-    args.senderCharged = true
     answer = await call()
   }
   if (answer.status !== 202) throw new Error(JSON.stringify(answer))

@@ -233,3 +233,28 @@ t.test('the tick task ticks the minute the crontab scheduled it for, however lat
   t.same(runs.at(-1)!.input, { trigger: 'schedule', scheduledAt: ms('2025-06-02T10:06:00Z'), firedAt: ms('2025-06-02T10:07:30Z') })
   t.equal((await triggerOf(w, 'sched/late-worker')).nextDueAt, ms('2025-06-02T10:08:00Z'))
 })
+
+// Day of month and day of week combine as cron has it: OR when both are restricted,
+// AND when either is written with a leading `*` (so `*/2` narrows, never widens).
+t.test('the two day fields combine as in cron', async (t) => {
+  const w = await world(t)
+  const { parseCron } = await import('../../server/core/schedules/cron.ts')
+  const nextDays = async (expression: string, count: number) => {
+    const parsed = parseCron(expression)
+    if (!('cronFields' in parsed)) throw new Error(parsed.cronProblem)
+    const days: string[] = []
+    let after = '2026-06-01T00:00:00Z'
+    for (let i = 0; i < count; i++) {
+      const [row] = await w.service.db.owner<{ at: Date }[]>`
+        select app.cron_next(${w.service.db.owner.json(parsed.cronFields as never)}, 'UTC', ${after}::timestamptz) as at`
+      after = row!.at.toISOString()
+      days.push(after.slice(0, 10))
+    }
+    return days
+  }
+  // June 2026: Mondays are the 1st, 8th, 15th, 22nd and 29th.
+  t.same(await nextDays('0 12 */2 * 1', 3), ['2026-06-01', '2026-06-15', '2026-06-29'], 'odd days that are Mondays')
+  t.same(await nextDays('0 12 10,20 * 1', 4), ['2026-06-01', '2026-06-08', '2026-06-10', '2026-06-15'], 'the 10th, the 20th or a Monday')
+  t.same(await nextDays('0 12 * * 1', 2), ['2026-06-01', '2026-06-08'], 'every Monday')
+  t.same(await nextDays('0 12 13 * *', 2), ['2026-06-13', '2026-07-13'], 'every 13th')
+})
