@@ -11,6 +11,7 @@ create or replace function app.trigger_counted_failure(code text) returns boolea
                   'credit_exhausted', 'model_not_found')
 $$;
 
+-- lastFiredAt and lastRunId come from the binding's newest run since it took its kind.
 create or replace function app.trigger_json(t app.automation_triggers) returns jsonb language sql stable as $$
   select jsonb_build_object('kind', t.kind, 'enabled', t.enabled)
     || case t.kind
@@ -19,12 +20,17 @@ create or replace function app.trigger_json(t app.automation_triggers) returns j
          when 'event' then jsonb_build_object('event', t.event)
          else '{}'::jsonb end
     || jsonb_build_object(
-         'lastFiredAt', app.ms(t.last_fired_at), 'lastRunId', t.last_run_id,
+         'lastFiredAt', app.ms(last.created_at), 'lastRunId', last.id,
          'lastSkippedAt', app.ms(t.last_skipped_at), 'lastSkipReason', t.last_skip_reason,
          'consecutiveFailures', t.consecutive_failures,
          'lastFailedAt', app.ms(t.last_failed_at), 'lastFailureCode', t.last_failure_code,
          'lastFailedRunId', t.last_failed_run_id,
          'createdAt', app.ms(t.created_at), 'updatedAt', app.ms(t.updated_at))
+    from (select 1) one
+    left join lateral (
+      select r.id, r.created_at from app.runs r
+       where r.trigger_id = t.id and r.created_at >= t.bound_at
+       order by r.created_at desc limit 1) last on true
 $$;
 
 -- The automation's trigger as reads show it, or null when none is bound.
@@ -129,8 +135,6 @@ begin
                         else token_hash end,
       consecutive_failures = 0, last_skipped_at = null, last_skip_reason = null,
       bound_at = case when new_kind <> prior.kind then at else bound_at end,
-      last_fired_at = case when new_kind <> prior.kind then null else last_fired_at end,
-      last_run_id = case when new_kind <> prior.kind then null else last_run_id end,
       last_failed_at = case when new_kind <> prior.kind then null else last_failed_at end,
       last_failure_code = case when new_kind <> prior.kind then null else last_failure_code end,
       last_failed_run_id = case when new_kind <> prior.kind then null else last_failed_run_id end,
@@ -196,35 +200,25 @@ begin
 end $$;
 
 -- Starts a run of the trigger's automation: the deployed version, with input, in
--- project (null: organization-wide), attributed to the trigger. Stamps lastFiredAt.
--- The caller has decided the run may start; this writes it and its job.
--- stamp false leaves lastFiredAt to the caller (a webhook delivery stamps it last, so
--- the trigger's row is locked only at the end of its transaction).
+-- project (null: organization-wide), attributed to the trigger. The caller has
+-- decided the run may start; this writes it and its job.
 create or replace function app.trigger_start_run(t app.automation_triggers, a app.automations, project uuid,
-  input jsonb, via text, run_id uuid default gen_random_uuid(), at timestamptz default null,
-  stamp boolean default true) returns app.runs language plpgsql as $$
+  input jsonb, via text, run_id uuid default gen_random_uuid(), at timestamptz default null) returns app.runs
+language plpgsql as $$
 declare
   r app.runs;
 begin
   insert into app.runs (organization_id, id, automation_id, automation_name, version, document, mode, input,
-                        project_id, trigger_id, started_via)
-  select a.organization_id, run_id, a.id, a.name, v.version, v.document, 'live', input, project, t.id, via
+                        project_id, trigger_id, started_via, created_at, updated_at)
+  select a.organization_id, run_id, a.id, a.name, v.version, v.document, 'live', input, project, t.id, via,
+         coalesce(at, app.now()), coalesce(at, app.now())
     from app.automation_versions v
    where v.organization_id = a.organization_id and v.automation_id = a.id and v.version = a.deployed_version
   returning * into r;
   perform app.enqueue('run_automation', jsonb_build_object('organizationId', r.organization_id, 'runId', r.id),
                       'run:' || r.id);
-  if stamp then
-    perform app.trigger_stamp_fired(t, r.id, at);
-  end if;
   return r;
 end $$;
-
-create or replace function app.trigger_stamp_fired(t app.automation_triggers, run uuid, at timestamptz default null)
-returns void language sql as $$
-  update app.automation_triggers set last_fired_at = coalesce(at, app.now()), last_run_id = run
-   where organization_id = t.organization_id and id = t.id
-$$;
 
 -- An occurrence that starts nothing: its instant and why.
 create or replace function app.trigger_skip(t app.automation_triggers, reason text, at timestamptz default null)

@@ -23,13 +23,17 @@ create or replace function app.webhook_rate_limited(wait integer) returns jsonb 
 $$;
 
 -- The whole seconds until a bucket holds a token, read without locking it (0: it does).
-create or replace function app.bucket_peek(spec jsonb) returns integer language sql stable as $$
-  select coalesce(max(app.bucket_wait(app.bucket_level(r.tokens, r.refreshed_at, app.now(),
-                                                       (spec->>'perMinute')::double precision,
-                                                       (spec->>'burst')::double precision),
-                                      (spec->>'perMinute')::double precision)), 0)
-    from app.rate_buckets r where r.bucket = spec->>'key'
-$$;
+create or replace function app.bucket_peek(spec jsonb) returns integer language plpgsql stable as $$
+declare
+  wait integer;
+begin
+  select app.bucket_wait(app.bucket_level(r.tokens, r.refreshed_at, app.now(), (spec->>'perMinute')::double precision,
+                                          (spec->>'burst')::double precision),
+                         (spec->>'perMinute')::double precision)
+    into wait
+    from app.rate_buckets r where r.bucket = spec->>'key';
+  return greatest(coalesce(wait, 0), 0);
+end $$;
 
 -- A delivery's answer, once the buckets it draws on have paid for it; 429 instead when
 -- one of them has run out meanwhile (a refused delivery costs nothing).
@@ -55,9 +59,9 @@ end $$;
 -- nothing is charged, and the server calls again with its verdict).
 --
 -- The budgets are checked where the rules put them (the sender's before the token,
--- the trigger's after it) with plain reads, and charged at the end, just before the
--- writes: the bucket rows every delivery of a sender or a trigger shares are locked
--- for the last moments of the transaction only.
+-- the trigger's after it) with plain reads, and charged at the end, after the writes:
+-- the bucket rows every delivery of a sender or a trigger shares are locked for the
+-- last moments of the transaction only.
 --
 -- SECURITY DEFINER: the caller-less path of webhooks. No caller exists until the
 -- token names a trigger, and the trigger's organization is the only one it reaches.
@@ -171,30 +175,36 @@ begin
       'The delivery does not match the automation''s inputs.', jsonb_build_object('issues', validated->'issues')));
   end if;
 
-  -- Accepted, once paid for: the delivery, its run and its job, then the trigger's
-  -- stamp, the last row this transaction locks.
-  wait := app.take_tokens(buckets);
-  if wait > 0 then
-    return app.webhook_rate_limited(wait);
-  end if;
-  insert into app.webhook_deliveries (organization_id, trigger_id, scope, delivery_id, body_hash, run_id, received_at)
-  values (t.organization_id, t.id, delivery_scope, delivery, body_digest, new_run, at)
-  on conflict (trigger_id, scope, delivery_id) where delivery_id is not null do update
-     set body_hash = excluded.body_hash, run_id = excluded.run_id, received_at = excluded.received_at
-   -- An id remembered past its window is a new delivery, whether or not the sweep
-   -- has forgotten it yet.
-   where webhook_deliveries.received_at <= excluded.received_at
-                                          - make_interval(secs => app.limit('webhook.deliveryIdWindowSeconds'))
-  returning id into accepted;
-  if accepted is null then
-    -- The same delivery id was accepted concurrently: answer with its run.
-    select d.run_id into new_run from app.webhook_deliveries d
-     where d.trigger_id = t.id and d.scope = delivery_scope and d.delivery_id = delivery;
-    return jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', new_run, 'duplicate', true));
-  end if;
-  perform app.trigger_start_run(t, a, project.id, jsonb_build_object('trigger', 'webhook', 'payload', args->'payload'),
-                                'webhook', new_run, at, false);
-  perform app.trigger_stamp_fired(t, new_run, at);
+  -- Accepted: the delivery, its run and its job, then the budgets, the rows every
+  -- delivery of this sender and trigger shares, locked last so they are held only
+  -- while this transaction commits. A budget that ran out since
+  -- it was read undoes the delivery: a refused delivery costs nothing.
+  begin
+    insert into app.webhook_deliveries (organization_id, trigger_id, scope, delivery_id, body_hash, run_id, received_at)
+    values (t.organization_id, t.id, delivery_scope, delivery, body_digest, new_run, at)
+    on conflict (trigger_id, scope, delivery_id) where delivery_id is not null do update
+       set body_hash = excluded.body_hash, run_id = excluded.run_id, received_at = excluded.received_at
+     -- An id remembered past its window is a new delivery, whether or not the sweep
+     -- has forgotten it yet.
+     where webhook_deliveries.received_at <= excluded.received_at
+                                            - make_interval(secs => app.limit('webhook.deliveryIdWindowSeconds'))
+    returning id into accepted;
+    if accepted is null then
+      -- The same delivery id was accepted concurrently: answer with its run.
+      select d.run_id into new_run from app.webhook_deliveries d
+       where d.trigger_id = t.id and d.scope = delivery_scope and d.delivery_id = delivery;
+      return app.webhook_charged(buckets,
+        jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', new_run, 'duplicate', true)));
+    end if;
+    perform app.trigger_start_run(t, a, project.id, jsonb_build_object('trigger', 'webhook', 'payload', args->'payload'),
+                                  'webhook', new_run, at);
+    wait := app.take_tokens(buckets);
+    if wait > 0 then
+      raise exception using errcode = 'TL429', message = wait::text;
+    end if;
+  exception when sqlstate 'TL429' then
+    return app.webhook_rate_limited(sqlerrm::integer);
+  end;
   return jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', new_run));
 end $$;
 

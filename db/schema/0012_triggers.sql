@@ -22,10 +22,10 @@ create table app.automation_triggers (
   -- webhook: the SHA-256 of the URL token. The plaintext is never stored.
   token_hash bytea,
   -- Health. bound_at restarts with a binding of another kind: runs started before it
-  -- belong to the old binding and move none of these.
+  -- belong to the old binding and move none of these. The last run started is read
+  -- from the runs themselves (runs_trigger_idx), so starting one writes nothing here:
+  -- a busy webhook's deliveries never queue on this row.
   bound_at timestamptz not null default app.now(),
-  last_fired_at timestamptz,
-  last_run_id uuid,
   last_skipped_at timestamptz,
   last_skip_reason text check (last_skip_reason in ('not_deployed', 'unusable_cron', 'start_refused', 'paused_after_failures')),
   consecutive_failures integer not null default 0 check (consecutive_failures >= 0),
@@ -126,4 +126,5 @@ create table app.notifications (
 create index notifications_recipient_idx on app.notifications (organization_id, recipient_id, created_at desc, id desc);
 
 -- runs.trigger_id keeps no foreign key: a run names the trigger that started it
--- (startedBy trigger:<id>) after that trigger is gone.
+-- (startedBy trigger:<id>) after that trigger is gone. A trigger's last run:
+create index runs_trigger_idx on app.runs (trigger_id, created_at desc) where trigger_id is not null;
