@@ -1,10 +1,12 @@
 // Webhook deliveries: accepted per second at 32 connections over HTTP, each with its
 // own Idempotency-Key and body so none is a duplicate, beside a floor that sends the
 // server's statement (app.webhook_deliver with the input already checked, the steady
-// state) through the request pool with no HTTP; then how fast accepted deliveries
-// become completed runs. Every delivery comes from one address to one trigger, so
+// state) through the request pool with no HTTP, both against an API process with no
+// worker beside it; then how fast a worker process turns the accepted deliveries into
+// completed runs. Every delivery comes from one address to one trigger, so
 // all of them draw on the same two buckets and update the same trigger row.
 import { createHash, randomBytes } from 'node:crypto'
+import type { ChildProcess } from 'node:child_process'
 import autocannon from 'autocannon'
 import postgres from 'postgres'
 import { requestPool } from '../server/core/db/connection.ts'
@@ -19,7 +21,8 @@ export interface WebhookFigures {
   http: Figures
   floor: Figures
   statements: number
-  runs: { accepted: number; completed: number; completedPerSecond: number; p50: number; p99: number }
+  /** The worker on the accepted backlog: every run accepted during the load (the warm-up's too). */
+  runs: { accepted: number; completed: number; completedPerSecond: number }
 }
 
 const HOOK = {
@@ -122,46 +125,53 @@ async function statementsPerDelivery(url: string, token: string, scale: number, 
   return statements / deliveries
 }
 
-// Waits for the queue to drain, then reads the runs of deliveries accepted since `began`.
-async function runFigures(url: string, began: Date, seconds: number): Promise<WebhookFigures['runs']> {
+async function checkpoint(url: string): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {} })
-  for (let i = 0; i < 1200; i++) {
-    const [live] = await sql`select count(*)::int as n from app.runs where status in ('queued', 'running') and started_via = 'webhook'`
-    if (live!.n === 0) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  const [figures] = await sql<{ accepted: number; completed: number; span: number; p50: number; p99: number }[]>`
-    select count(*)::int as accepted,
-           count(*) filter (where status = 'completed')::int as completed,
-           extract(epoch from max(finished_at) - ${began}::timestamptz)::float8 as span,
-           percentile_cont(0.5) within group (order by extract(epoch from finished_at - created_at) * 1000)::float8 as p50,
-           percentile_cont(0.99) within group (order by extract(epoch from finished_at - created_at) * 1000)::float8 as p99
-      from app.runs where started_via = 'webhook' and created_at >= ${began}`
-  await sql.end()
-  return {
-    accepted: figures!.accepted, completed: figures!.completed,
-    completedPerSecond: figures!.completed / Math.max(figures!.span ?? 0, seconds),
-    p50: Math.round((figures!.p50 ?? 0) * 10) / 10, p99: Math.round((figures!.p99 ?? 0) * 10) / 10,
-  }
-}
-
-async function clearRuns(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} })
-  await sql`delete from app.runs where started_via = 'webhook'`
-  await sql`delete from app.webhook_deliveries`
+  await sql`checkpoint`
   await sql.end()
 }
 
-export async function benchWebhooks(url: string, port: number, scale: number, connections: number, seconds: number): Promise<WebhookFigures> {
+// Starts a worker on the backlog the deliveries left and waits until it has run it
+// all: how many runs it completed per second, from its start to the last finish.
+async function drainBacklog(url: string, startWorker: () => ChildProcess, stop: (child: ChildProcess) => Promise<void>):
+  Promise<WebhookFigures['runs']> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  const [{ accepted } = { accepted: 0 }] = await sql<{ accepted: number }[]>`
+    select count(*)::int as accepted from app.runs where started_via = 'webhook'`
+  const began = new Date()
+  const worker = startWorker()
+  try {
+    for (let i = 0; i < 3000; i++) {
+      const [live] = await sql`select count(*)::int as n from app.runs where status in ('queued', 'running') and started_via = 'webhook'`
+      if (live!.n === 0) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  } finally {
+    await stop(worker)
+  }
+  const [figures] = await sql<{ completed: number; span: number }[]>`
+    select count(*) filter (where status = 'completed')::int as completed,
+           extract(epoch from max(finished_at) - ${began}::timestamptz)::float8 as span
+      from app.runs where started_via = 'webhook'`
+  await sql.end()
+  return { accepted, completed: figures!.completed, completedPerSecond: figures!.completed / Math.max(figures!.span ?? 1, 0.001) }
+}
+
+/**
+ * Against a running API-only service on `port` (no worker: accepted runs wait in the
+ * queue), then a worker process from startWorker on what was accepted.
+ */
+export async function benchWebhooks(url: string, port: number, scale: number, connections: number, seconds: number,
+  startWorker: () => ChildProcess, stop: (child: ChildProcess) => Promise<void>): Promise<WebhookFigures> {
   const { token, automationId } = await deployHook(url)
   await loadHttp(port, token, connections, Math.min(5, seconds)) // warm-up: plans cached, pools filled
-  await runFigures(url, new Date(0), seconds) // the warm-up's runs finish first
-  await clearRuns(url)
-  const began = new Date()
+  // Each measurement starts after a checkpoint: the writes before it (the seeded
+  // database, the other side's deliveries) would otherwise be flushed during it.
+  await checkpoint(url)
   const http = await loadHttp(port, token, connections, seconds)
-  const runs = await runFigures(url, began, seconds)
+  await checkpoint(url)
   const floor = await loadFloor(url, token, automationId, scale, connections, seconds)
-  await runFigures(url, began, seconds)
   const statements = await statementsPerDelivery(url, token, scale, 200)
+  const runs = await drainBacklog(url, startWorker, stop)
   return { http, floor, statements, runs }
 }
