@@ -6,6 +6,7 @@ import { toJsonSchema } from '@valibot/to-json-schema'
 import type { CallAs } from '../routes/route.ts'
 import { documentJsonSchema, validateDocument, type AutomationDocument } from '../core/automations/document.ts'
 import { runTest } from '../core/engine/test-runner.ts'
+import { triggerBody, triggerPutArgs } from '../routes/triggers.ts'
 
 /** A refusal from SQL, answered as a JSON-RPC error. */
 export class Refusal extends Error {
@@ -119,6 +120,29 @@ export const tools: Tool<v.GenericSchema>[] = [
     description: 'Deploy an automation version (the latest by default); runs then use it.',
     args: v.strictObject({ name: automationName, version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2 ** 31 - 1))) }),
     run: async (args, context) => ({ result: await sql(context, 'automation_deploy', args) }),
+  }),
+  tool({
+    name: 'trigger_get', privileged: false,
+    description: 'Read an automation\'s trigger (schedule, webhook or event) with its health: last run, skips, failures.',
+    args: v.strictObject({ name: automationName }),
+    run: async (args, context) => ({ result: await sql(context, 'triggers_list', args) }),
+  }),
+  tool({
+    name: 'trigger_set', privileged: true,
+    description: 'Bind an automation\'s one trigger, as PUT /api/v1/automations/{name}/triggers does: '
+      + '{kind: "schedule", cron, timezone?}, {kind: "webhook", rotateToken?} or {kind: "event", event}, each with enabled? '
+      + '(default true). A new or rotated webhook token is in the result once; keep it, it is never shown again.',
+    args: v.strictObject({ name: automationName, trigger: triggerBody }),
+    run: async (args, context) => ({ result: await sql(context, 'trigger_put', triggerPutArgs(args.name, args.trigger)) }),
+  }),
+  tool({
+    name: 'trigger_remove', privileged: true,
+    description: 'Remove an automation\'s trigger; a webhook URL dies with it. Succeeds whether or not one was bound.',
+    args: v.strictObject({ name: automationName }),
+    run: async (args, context) => {
+      await sql(context, 'trigger_delete', args)
+      return { result: { name: args.name, removed: true } }
+    },
   }),
   tool({
     name: 'run_decide_approval', privileged: false,

@@ -9,7 +9,7 @@ import { trigger } from './trigger-shape.ts'
 import { parseCron } from '../core/schedules/cron.ts'
 
 const enabled = v.optional(v.pipe(v.boolean(), v.description('Default true on every PUT')))
-const triggerBody = v.variant('kind', [
+export const triggerBody = v.variant('kind', [
   v.strictObject({
     kind: v.literal('schedule'),
     cron: v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description('Five fields: minute hour day-of-month month day-of-week')),
@@ -32,11 +32,12 @@ const nameParams = v.strictObject({ name: automationName })
 
 // The cron's expansion (or why it has none) comes from the server, after the body's
 // shape is checked, so a client can never send either.
-function putArgs(input: Input): Record<string, unknown> {
-  const body = input.body as v.InferOutput<typeof triggerBody>
+export function triggerPutArgs(name: unknown, body: v.InferOutput<typeof triggerBody>): Record<string, unknown> {
   const parsed = body.kind === 'schedule' ? parseCron(body.cron) : {}
-  return { ...body, ...parsed, ...input.params }
+  return { ...body, ...parsed, name }
 }
+
+const putArgs = (input: Input) => triggerPutArgs(input.params.name, input.body as v.InferOutput<typeof triggerBody>)
 
 export const triggerRoutes: Route[] = [
   {

@@ -97,7 +97,7 @@ t.test('MCP over HTTP', async (t) => {
       method: 'POST', body: JSON.stringify(list), headers: { authorization: `Bearer ${dev.key}`, 'content-type': 'text/plain' },
     })
     t.equal(plain.status, 200, 'no Accept and a text/plain body still get JSON')
-    t.equal((await plain.json() as { result: { tools: unknown[] } }).result.tools.length, 8)
+    t.equal((await plain.json() as { result: { tools: unknown[] } }).result.tools.length, 11)
   })
 
   t.test('MCP selects the organization by X-Organization-Slug like every route', async (t) => {

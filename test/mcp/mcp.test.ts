@@ -26,7 +26,8 @@ t.test('tools are listed and authoring works end to end', async (t) => {
   const client = await dev.mcp()
   const { tools } = await client.listTools()
   t.same(tools.map((tool) => tool.name).sort(), ['automation_create', 'automation_deploy', 'automation_get', 'automation_list',
-    'automation_save', 'automation_test', 'automation_validate', 'run_decide_approval'])
+    'automation_save', 'automation_test', 'automation_validate', 'run_decide_approval', 'trigger_get', 'trigger_remove',
+    'trigger_set'])
   t.ok(tools.every((tool) => tool.inputSchema.type === 'object'), 'each tool describes its arguments')
 
   const created = await callTool(client, 'automation_create', { document: simpleDocument('sales/greeter') })
