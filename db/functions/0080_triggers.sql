@@ -26,11 +26,17 @@ create or replace function app.trigger_json(t app.automation_triggers) returns j
          'lastFailedAt', app.ms(t.last_failed_at), 'lastFailureCode', t.last_failure_code,
          'lastFailedRunId', t.last_failed_run_id,
          'createdAt', app.ms(t.created_at), 'updatedAt', app.ms(t.updated_at))
-    from (select 1) one
-    left join lateral (
-      select r.id, r.created_at from app.runs r
-       where r.trigger_id = t.id and r.created_at >= t.bound_at
-       order by r.created_at desc limit 1) last on true
+    from app.trigger_last_run(t.id, t.bound_at) last
+$$;
+
+-- The newest run a binding started since it took its kind. SECURITY DEFINER: a
+-- binding's health reads the same for every member (the run's contents stay behind
+-- the run policies); only the id and the instant leave, of the caller's organization.
+create or replace function app.trigger_last_run(trigger uuid, since timestamptz, out id uuid, out created_at timestamptz)
+language sql stable security definer set search_path = pg_catalog, app as $$
+  select r.id, r.created_at from app.runs r
+   where r.trigger_id = trigger and r.created_at >= since and r.organization_id = app.org_id()
+   order by r.created_at desc limit 1
 $$;
 
 -- The automation's trigger as reads show it, or null when none is bound.
@@ -106,8 +112,15 @@ begin
     end if;
   end if;
 
+  -- One PUT or DELETE of an automation's trigger at a time, also when none exists yet
+  -- (two first binds would otherwise both insert).
+  perform pg_advisory_xact_lock(hashtextextended('automation-trigger:' || a.id::text, 0));
   select * into prior from app.automation_triggers
    where organization_id = a.organization_id and automation_id = a.id for update;
+  -- A tick that held the row meanwhile may have started occurrences after `at`.
+  if new_kind = 'schedule' and prior.due_through > at then
+    due := app.cron_next(fields, coalesce(zone, 'UTC'), prior.due_through);
+  end if;
 
   if new_kind = 'webhook' and (prior.id is null or prior.kind <> 'webhook' or (args->>'rotateToken')::boolean is true) then
     token := app.webhook_token();
@@ -151,14 +164,21 @@ begin
     || case when revoked is not null then jsonb_build_object('revoked', revoked) else '{}'::jsonb end;
 end $$;
 
--- DELETE: 204 whether or not a trigger was bound; a webhook's URL dies with it.
+-- DELETE: 204 whether or not a trigger (or its automation) exists; a webhook's URL
+-- dies with it.
 create or replace function api.trigger_delete(args jsonb) returns jsonb language plpgsql as $$
 declare
   a app.automations;
   gone app.automation_triggers;
 begin
   perform app.require_developer('Removing a trigger');
-  a := app.automation_named(args->>'name');
+  select * into a from app.automations
+   where organization_id = app.org_id() and lower(name) = lower(coalesce(args->>'name', ''));
+  if a.id is null then
+    -- No automation, so no trigger: the answer is the same 204.
+    return null;
+  end if;
+  perform pg_advisory_xact_lock(hashtextextended('automation-trigger:' || a.id::text, 0));
   delete from app.automation_triggers where organization_id = a.organization_id and automation_id = a.id
   returning * into gone;
   if gone.id is not null then
@@ -265,7 +285,7 @@ begin
   end if;
   if r.status = 'completed' then
     update app.automation_triggers set consecutive_failures = 0
-     where id = t.id and consecutive_failures <> 0
+     where id = t.id and consecutive_failures <> 0 and bound_at <= r.created_at
        and not (kind = 'schedule' and not enabled and last_skip_reason = 'paused_after_failures');
   elsif r.status = 'failed' and app.trigger_counted_failure(r.failure_code) then
     update app.automation_triggers
@@ -316,6 +336,6 @@ create trigger runs_trigger_health after update of status on app.runs
   when (new.trigger_id is not null and new.status in ('completed', 'failed') and old.status is distinct from new.status)
   execute function app.runs_trigger_health();
 
-grant execute on function app.trigger_counted_failure, app.trigger_json, app.automation_trigger_json,
+grant execute on function app.trigger_counted_failure, app.trigger_json, app.automation_trigger_json, app.trigger_last_run,
   app.trigger_invalid, app.webhook_token, app.webhook_token_hash, api.triggers_list, api.trigger_put,
   api.trigger_delete to api;

@@ -76,7 +76,6 @@ declare
   instant timestamptz := coalesce(at, app.now());
   t app.automation_triggers;
   next_at timestamptz;
-  usable boolean;
   started integer := 0;
   run uuid;
 begin
@@ -86,8 +85,11 @@ begin
      order by next_due_at
      for update skip locked
   loop
-    usable := app.is_time_zone(coalesce(t.timezone, 'UTC'));
-    next_at := case when usable then app.cron_next(t.cron_fields, coalesce(t.timezone, 'UTC'), instant) end;
+    begin
+      next_at := app.cron_next(t.cron_fields, coalesce(t.timezone, 'UTC'), instant);
+    exception when invalid_parameter_value then
+      next_at := null; -- the zone left PostgreSQL's zone database
+    end;
     run := null;
     if next_at is null then
       -- The zone left PostgreSQL's database, or the expression can no longer fire.
@@ -103,7 +105,7 @@ begin
         perform app.trigger_skip(t, 'start_refused', instant);
       end;
     end if;
-    update app.automation_triggers set next_due_at = next_at where id = t.id;
+    update app.automation_triggers set next_due_at = next_at, due_through = instant where id = t.id;
     if run is not null then
       started := started + 1;
     end if;

@@ -144,7 +144,7 @@ begin
   if delivery is not null then
     for seen in
       select d.scope, d.run_id from app.webhook_deliveries d
-       where d.trigger_id = t.id and d.delivery_id = delivery
+       where d.trigger_id = t.id and d.delivery_id = delivery and d.received_at >= t.bound_at
          and d.received_at > at - make_interval(secs => app.limit('webhook.deliveryIdWindowSeconds'))
     loop
       if seen.scope = delivery_scope then
@@ -162,7 +162,7 @@ begin
     perform pg_advisory_xact_lock(hashtextextended(t.id::text || delivery_scope::text || encode(body_digest, 'hex'), 0));
     select d.run_id into seen from app.webhook_deliveries d
      where d.trigger_id = t.id and d.scope = delivery_scope and d.delivery_id is null and d.body_hash = body_digest
-       and d.received_at > at - make_interval(secs => app.limit('webhook.bodyWindowSeconds'))
+       and d.received_at >= t.bound_at and d.received_at > at - make_interval(secs => app.limit('webhook.bodyWindowSeconds'))
      order by d.received_at desc limit 1;
     if found then
       return app.webhook_charged(buckets,
@@ -188,6 +188,9 @@ begin
      -- has forgotten it yet.
      where webhook_deliveries.received_at <= excluded.received_at
                                             - make_interval(secs => app.limit('webhook.deliveryIdWindowSeconds'))
+        -- or one remembered for an earlier binding of the trigger: each binding
+        -- deduplicates its own deliveries
+        or webhook_deliveries.received_at < t.bound_at
     returning id into accepted;
     if accepted is null then
       -- The same delivery id was accepted concurrently: answer with its run.

@@ -9,20 +9,17 @@
 -- automation cannot set itself off again.
 create or replace function app.raise_event(organization uuid, event_name text, payload jsonb,
   project uuid default null, actor_kind text default 'person') returns void language plpgsql as $$
-declare
-  listened boolean;
 begin
   if event_name = 'task.status_changed' and actor_kind <> 'person' then
     return;
   end if;
-  listened := exists (select 1 from app.automation_triggers t
-                       where t.organization_id = organization and t.kind = 'event' and t.enabled
-                         and t.event = event_name);
-  -- An event no trigger listens to is written as drained: it is on record and
-  -- starts nothing, with no job to wake.
-  insert into app.events (organization_id, name, payload, project_id, actor_user_id, drained_at)
-  values (organization, event_name, payload, project, app.user_id(), case when not listened then app.now() end);
-  if listened then
+  insert into app.events (organization_id, name, payload, project_id, actor_user_id)
+  values (organization, event_name, payload, project, app.user_id());
+  -- A drain at once when a binding listens; the worker's every-minute drain takes the
+  -- rest (an event no binding listens to, or one raised while a binding was being
+  -- made), so no event is decided by what this transaction could see.
+  if exists (select 1 from app.automation_triggers t
+              where t.organization_id = organization and t.kind = 'event' and t.enabled and t.event = event_name) then
     -- One pending drain at a time; an event raised while one runs queues the next.
     perform app.enqueue('drain_events', '{}'::jsonb, 'drain_events');
   end if;

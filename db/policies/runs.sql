@@ -5,7 +5,8 @@
 -- rule and to the columns it writes: a resumption after a person's answer (any
 -- member who sees the run) and a cancel (the developer capability). Everything else
 -- about a run is the engine's, on the owner's connection.
--- Past these policies: none.
+-- Past these policies: app.trigger_last_run (a trigger's last run id and instant, the
+-- same for every member who reads the trigger; the run itself stays behind these).
 alter table app.runs enable row level security;
 alter table app.runs force row level security;
 select app.drop_policies('app.runs');

@@ -17,6 +17,9 @@ create table app.automation_triggers (
   cron_fields jsonb,
   -- The next occurrence the schedule tick starts a run for; null when none can come.
   next_due_at timestamptz,
+  -- The instant the tick last handled this schedule through: occurrences up to it are
+  -- done, so a PUT racing a tick never brings one back.
+  due_through timestamptz,
   -- event: the platform event it listens to.
   event text,
   -- webhook: the SHA-256 of the URL token. The plaintext is never stored.

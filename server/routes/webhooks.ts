@@ -32,6 +32,10 @@ class Recent<K, V> {
     }
     return value
   }
+  forget(key: K): void {
+    this.entries.delete(key)
+  }
+
   set(key: K, value: V): void {
     this.entries.delete(key)
     this.entries.set(key, value)
@@ -120,7 +124,12 @@ export function webhookRoutes(requests: Sql, budgets: RateBudgets): Route[] {
       outcome = await deliver({ ...args, validated: verdict(known) })
     }
     if ('revalidate' in outcome) throw new Error('the deployed version kept changing during a webhook delivery')
-    if ('error' in outcome) throw refusal(outcome.error)
+    if ('error' in outcome) {
+      // A token that no longer names a trigger is forgotten, so a later delivery to it
+      // is not checked against a schema first and answers as fast as any unknown token.
+      if (outcome.error.status === 404) lastChecked.forget(tokenHash)
+      throw refusal(outcome.error)
+    }
     return { status: outcome.status, body: outcome.body }
   }
 

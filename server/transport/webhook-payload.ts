@@ -2,10 +2,13 @@
 // Senders are other systems, not clients of this API, so what the JSON transport
 // refuses (NUL characters, unpaired surrogates, broken UTF-8) is made storable
 // instead: jsonb holds none of them, and the run engine stores a NUL as U+FFFD too.
-// Only nesting past the transport's depth is refused, before anything walks it
-// recursively.
-import { invalidBody } from './errors.ts'
+// JSON nested past the transport's depth is kept as its text, like any body that is
+// not JSON the service can hold: a sender cannot be asked to change its format, and
+// nothing walks it recursively.
 import { MAX_BODY_DEPTH } from './json-body.ts'
+
+/** Thrown inside cleaned() when the JSON nests too deep to be kept as JSON. */
+const TOO_DEEP = Symbol('too deep')
 
 const lenient = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false })
 
@@ -19,7 +22,12 @@ export function webhookPayload(raw: Buffer): unknown {
   } catch {
     return storable(text)
   }
-  return cleaned(value)
+  try {
+    return cleaned(value)
+  } catch (error) {
+    if (error === TOO_DEEP) return storable(text)
+    throw error
+  }
 }
 
 // Iterative, so a deeply nested body cannot exhaust the stack; strings and keys are
@@ -30,10 +38,7 @@ function cleaned(root: unknown): unknown {
   while (pending.length > 0) {
     const [value, path, depth] = pending.pop()!
     if (value === null || typeof value !== 'object') continue
-    if (depth === MAX_BODY_DEPTH) {
-      throw invalidBody(`The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`,
-        [{ path, message: `nested deeper than ${MAX_BODY_DEPTH} levels` }])
-    }
+    if (depth === MAX_BODY_DEPTH) throw TOO_DEEP
     if (Array.isArray(value)) {
       value.forEach((item, index) => {
         if (typeof item === 'string') value[index] = storable(item)

@@ -208,6 +208,8 @@ t.test('DELETE answers 204 whether or not a trigger existed, and revokes the URL
   t.equal((await w.max.get('/api/v1/automations')).body.automations[0].trigger, null, 'reads show no trigger')
   refused(t, await deliver(w, token), 404, 'NOT_FOUND', 'the removed webhook\'s URL')
   t.equal((await w.dev.del(TRIGGERS)).status, 204, 'again')
+  t.equal((await w.dev.del('/api/v1/automations/nope/triggers')).status, 204, 'no automation, no trigger: the same 204')
+  refused(t, await w.eddie.del(TRIGGERS), 403, 'ROLE_FORBIDDEN', 'removing still needs the developer capability')
 })
 
 t.test('schedule health: counted failures add up, other failures move nothing, a success resets', async (t) => {

@@ -59,15 +59,41 @@ t.test('a project creation starts the event trigger\'s run through the worker', 
   t.equal((await runsOf(w, 'events/welcome')).length, 1, 'one event, one run')
 })
 
-t.test('a project creation nobody listens to is on record, drained, and wakes no drain', async (t) => {
+t.test('a project creation nobody listens to is on record and wakes no drain; the periodic drain passes it by', async (t) => {
   const w = await world(t)
+  await w.service.db.owner`update app.events set drained_at = now()`
   await createProjects(w, 'Quiet', 1)
   const [event] = await w.service.db.owner<{ name: string; drained: boolean }[]>`
-    select name, drained_at is not null as drained from app.events`
-  t.same(event, { name: 'project.created', drained: true })
+    select name, drained_at is not null as drained from app.events where payload->'project'->>'name' = 'Quiet 1'`
+  t.same(event, { name: 'project.created', drained: false }, 'pending: whether a binding listens is the drain\'s to decide')
   const [jobs] = await w.service.db.owner<{ n: number }[]>`
     select count(*)::int as n from graphile_worker.jobs where task_identifier = 'drain_events'`
-  t.equal(jobs!.n, 0)
+  t.equal(jobs!.n, 0, 'no drain is woken for it')
+  const [drained] = await w.service.db.owner<{ n: number }[]>`select app.events_drain(100) as n`
+  t.equal(drained!.n, 1, 'the every-minute drain takes it')
+  t.equal(await pending(w), 0)
+  const [runs] = await w.service.db.owner<{ n: number }[]>`select count(*)::int as n from app.runs`
+  t.equal(runs!.n, 0, 'and starts nothing')
+})
+
+t.test('an event raised while a binding is being made is not decided by what its transaction saw', async (t) => {
+  const w = await world(t)
+  await w.service.db.owner`update app.events set drained_at = now()`
+  await deploy(await w.dev.mcp(), document('events/late'))
+  // The binding's transaction began (bound_at) before the creation, and commits after it.
+  const [org] = await w.service.db.owner<{ id: string }[]>`select id from app.organizations where slug = 'acme'`
+  const [automation] = await w.service.db.owner<{ id: string }[]>`select id from app.automations where name = 'events/late'`
+  let created = ''
+  await w.service.db.owner.begin(async (tx) => {
+    await tx`insert into app.automation_triggers (organization_id, automation_id, kind, event, bound_at)
+             values (${org!.id}, ${automation!.id}, 'event', 'project.created', now() - interval '1 second')`
+    // The creation commits while the binding is still uncommitted: it cannot see it.
+    created = (await createProjects(w, 'Raced', 1))[0]!
+  })
+  await w.service.db.owner`select app.events_drain(100)`
+  const runs = await runsOf(w, 'events/late')
+  t.equal(runs.length, 1, 'the drain started it')
+  t.equal(runs[0]!.input.payload.project.id, created)
 })
 
 t.test('two drains racing start every event once, losing none', async (t) => {
@@ -78,6 +104,7 @@ t.test('two drains racing start every event once, losing none', async (t) => {
   const drainOn = async (sql: postgres.Sql | postgres.TransactionSql, batch: number) =>
     (await sql<{ n: number }[]>`select app.events_drain(${batch}) as n`)[0]!.n
 
+  await w.service.db.owner`update app.events set drained_at = now()` // the world's own creations
   const first = await createProjects(w, 'First', 12)
   t.equal(await pending(w), 12, 'each creation waits in the outbox')
   // A drain that has taken five events and not committed yet: the other drain passes
@@ -111,6 +138,7 @@ t.test('the drain task drains batch after batch until the outbox is empty', asyn
   const w = await world(t)
   await listening(w, 'events/bulk')
   const count = DRAIN_BATCH * 2 + 7
+  await w.service.db.owner`update app.events set drained_at = now()` // the world's own creations
   await w.service.db.owner`
     select app.raise_event(o.id, 'project.created', jsonb_build_object('n', g))
       from app.organizations o, generate_series(1, ${count}) g where o.slug = 'acme'`
