@@ -258,3 +258,17 @@ t.test('the two day fields combine as in cron', async (t) => {
   t.same(await nextDays('0 12 * * 1', 2), ['2026-06-01', '2026-06-08'], 'every Monday')
   t.same(await nextDays('0 12 13 * *', 2), ['2026-06-13', '2026-07-13'], 'every 13th')
 })
+
+// A PUT whose transaction began before a tick took the row waits for it, and must not
+// schedule again the occurrence that tick started.
+t.test('a PUT that waited on a tick does not bring back the occurrence the tick started', async (t) => {
+  const w = await world(t)
+  await pinClock(w.service.db.owner, ms('2025-06-02T10:00:30Z'))
+  await scheduled(w, 'sched/raced', '* * * * *')
+  t.equal(await tick(w, '2025-06-02T10:01:00Z'), 1, 'the tick starts 10:01')
+  // The clock still reads 10:00:30, as it did when the PUT's transaction began.
+  const put = await w.dev.put(`${path('sched/raced')}/triggers`, { kind: 'schedule', cron: '* * * * *' })
+  t.equal(put.body.trigger.nextDueAt, ms('2025-06-02T10:02:00Z'), 'the next occurrence is after the one already started')
+  t.equal(await tick(w, '2025-06-02T10:01:00Z'), 0, 'so 10:01 does not start twice')
+  t.equal((await runsOf(w, 'sched/raced')).length, 1)
+})
