@@ -1,5 +1,6 @@
 // Bodies nested beyond MAX_BODY_DEPTH are refused with INVALID_BODY on every route
-// that reads a body, before anything serializes them; bodies within it go through.
+// that reads a JSON body, before anything serializes them; bodies within it go
+// through. (Webhook URLs read raw bytes: test/triggers/webhooks.test.ts.)
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { allRoutes } from '../../server/service.ts'
@@ -31,7 +32,8 @@ function pathOf(route: Route): string {
 t.test('a body nested too deep is INVALID_BODY on every route that reads one', async (t) => {
   const { service, olive } = await automationWorld(t, { worker: false, env: { RATE_LIMIT_SCALE: '1000' } })
   const routes = allRoutes(null as never, loadConfig({ DATABASE_URL: 'postgres://unused', PORT: '0' }), null)
-    .filter((route) => route.method !== 'GET')
+    // Webhook URLs take any bytes as the payload (deep JSON is kept as text there).
+    .filter((route) => route.method !== 'GET' && !(route.kind === 'keyless' && route.rawBody))
   t.ok(routes.some((route) => route.path === '/api/v1/mcp'), 'the routes include MCP')
   t.ok(routes.some((route) => route.path.endsWith('/asks/:askId')), 'the routes include answering an ask')
   for (const route of routes) {
