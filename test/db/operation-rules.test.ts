@@ -4,8 +4,7 @@
 // capability is asked for.
 import type { IncomingMessage } from 'node:http'
 import t from 'tap'
-import { freshDatabase, pinClock } from '../lib/db.ts'
-import { requestPool } from '../../server/core/db/connection.ts'
+import { pinClock, databaseWithRequests } from '../lib/db.ts'
 import { callOperation } from '../../server/transport/operation.ts'
 import { authRequest } from '../../server/auth/request.ts'
 import { rateBudgets } from '../../server/auth/rate-budgets.ts'
@@ -13,12 +12,7 @@ import { hashApiKey } from '../../server/auth/credentials.ts'
 import { seed } from '../../server/admin/operations.ts'
 import { acme, seedFile } from '../lib/fixtures.ts'
 
-const db = await freshDatabase()
-const requests = requestPool(db.url, 2)
-t.teardown(async () => {
-  await requests.end()
-  await db.drop()
-})
+const { db, requests } = await databaseWithRequests(t)
 
 const seeded = await seed(db.owner, seedFile({
   ...acme(),

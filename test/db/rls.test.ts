@@ -1,18 +1,13 @@
 // Row-level security, checked in SQL against the catalog so that a table added
 // later is held to the same rules without anyone remembering to add it here.
 import t from 'tap'
-import { freshDatabase, sqlState } from '../lib/db.ts'
-import { requestPool, type Sql } from '../../server/core/db/connection.ts'
+import { sqlState, databaseWithRequests } from '../lib/db.ts'
+import type { Sql } from '../../server/core/db/connection.ts'
 import { seed } from '../../server/admin/operations.ts'
 import { asCaller } from '../lib/caller.ts'
 import { acme, person, seedFile } from '../lib/fixtures.ts'
 
-const db = await freshDatabase()
-const requests = requestPool(db.url, 2)
-t.teardown(async () => {
-  await requests.end()
-  await db.drop()
-})
+const { db, requests } = await databaseWithRequests(t)
 
 const seeded = await seed(db.owner, seedFile({
   ...acme(),

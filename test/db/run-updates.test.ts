@@ -3,18 +3,13 @@
 // (db/policies/runs.sql, run_approvals.sql, run_asks.sql). Checked by direct SQL on
 // the request role, as a bug in a function or an injected statement would try.
 import t from 'tap'
-import { freshDatabase, sqlState } from '../lib/db.ts'
-import { requestPool, type Sql } from '../../server/core/db/connection.ts'
+import { sqlState, databaseWithRequests } from '../lib/db.ts'
+import type { Sql } from '../../server/core/db/connection.ts'
 import { seed } from '../../server/admin/operations.ts'
 import { asCaller } from '../lib/caller.ts'
 import { acme, seedFile } from '../lib/fixtures.ts'
 
-const db = await freshDatabase()
-const requests = requestPool(db.url, 2)
-t.teardown(async () => {
-  await requests.end()
-  await db.drop()
-})
+const { db, requests } = await databaseWithRequests(t)
 
 const seeded = await seed(db.owner, seedFile({
   ...acme(),

@@ -2,7 +2,7 @@
 // digest, so files run in parallel without sharing rows and without re-migrating.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { ownerPool, type Sql } from '../../server/core/db/connection.ts'
+import { ownerPool, requestPool, type Sql } from '../../server/core/db/connection.ts'
 import { migrate, schemaDigest } from '../../server/core/db/migrate.ts'
 
 export function databaseUrl(): string {
@@ -101,4 +101,18 @@ export async function sqlState<T>(work: () => Promise<T>, success: (result: T) =
   } catch (error) {
     return (error as { code?: string }).code ?? String(error)
   }
+}
+
+/**
+ * A fresh database and a request pool on it (connections as the request role), both
+ * closed when the test file ends: for tests that speak SQL as the service does.
+ */
+export async function databaseWithRequests(t: { teardown: (fn: () => Promise<void>) => void }): Promise<{ db: TestDatabase; requests: Sql }> {
+  const db = await freshDatabase()
+  const requests = requestPool(db.url, 2)
+  t.teardown(async () => {
+    await requests.end()
+    await db.drop()
+  })
+  return { db, requests }
 }
