@@ -2,14 +2,23 @@
 -- Documents arrive validated by the server (server/automations/validate.ts); the
 -- rules here are those of versions, deployment, access and installs.
 
--- An automation by name, or 404 AUTOMATION_NOT_FOUND.
-create or replace function app.automation_named(automation_name text) returns app.automations
+-- An automation of the caller's organization by name; a row of nulls when none.
+create or replace function app.automation_find(automation_name text) returns app.automations
 language plpgsql stable as $$
 declare
   a app.automations;
 begin
   select * into a from app.automations
    where organization_id = app.org_id() and lower(name) = lower(coalesce(automation_name, ''));
+  return a;
+end $$;
+
+-- An automation by name, or 404 AUTOMATION_NOT_FOUND.
+create or replace function app.automation_named(automation_name text) returns app.automations
+language plpgsql stable as $$
+declare
+  a app.automations := app.automation_find(automation_name);
+begin
   if a.id is null then
     perform app.fail('AUTOMATION_NOT_FOUND', 404, 'No automation of that name.',
       jsonb_build_object('name', automation_name));
@@ -250,7 +259,7 @@ begin
   return null;
 end $$;
 
-grant execute on function app.automation_named, app.require_developer, app.automation_current_document,
+grant execute on function app.automation_find, app.automation_named, app.require_developer, app.automation_current_document,
   app.automation_json, app.version_json, api.automations_list, api.automation_get, api.automation_versions,
   api.automation_create, api.automation_save, api.automation_deploy, api.automation_tests_record,
   api.automation_delete, app.install_guard, api.project_automations, api.automation_install,

@@ -172,8 +172,7 @@ declare
   gone app.automation_triggers;
 begin
   perform app.require_developer('Removing a trigger');
-  select * into a from app.automations
-   where organization_id = app.org_id() and lower(name) = lower(coalesce(args->>'name', ''));
+  a := app.automation_find(args->>'name');
   if a.id is null then
     -- No automation, so no trigger: the answer is the same 204.
     return null;
