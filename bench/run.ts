@@ -18,11 +18,10 @@ import { hashApiKey } from '../server/auth/credentials.ts'
 import { rateBudgets } from '../server/auth/rate-budgets.ts'
 import { startEmbedded } from '../server/core/db/embedded.ts'
 import { loadConfig } from '../server/core/config.ts'
-import { startService } from '../server/service.ts'
-import { createLogger } from '../server/core/log.ts'
 import { callOperation } from '../server/transport/operation.ts'
 import { benchEmptyJobs, benchRuns, deployTrivial } from './runs.ts'
 import { benchWebhooks, type WebhookFigures } from './webhooks.ts'
+import { loadConcurrently, statementsPerRequest, type Figures } from './measure.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = 32
@@ -33,7 +32,6 @@ const SCALE = 1_000_000
 // The worker's concurrency in the service under test.
 const WORKER_CONCURRENCY = Number(process.env.WORKER_CONCURRENCY ?? 8)
 
-interface Figures { rps: number; p50: number; p99: number; errors: number }
 
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url)
@@ -108,36 +106,16 @@ async function loadFloor(url: string, key: string, operation: string, args: obje
   const budgets = rateBudgets(SCALE)
   const auth = { keyHash: hashApiKey(key), orgSlug: null, source: '127.0.0.1', buckets: [budgets.general],
                  authFailures: budgets.authFailures, read: true }
-  const latencies: number[] = []
-  let errors = 0
-  const until = performance.now() + DURATION * 1000
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (performance.now() < until) {
-      const began = performance.now()
-      const outcome = await callOperation(sql, auth, operation, args)
-      if (outcome.error) errors++
-      latencies.push(performance.now() - began)
-    }
-  }))
+  const figures = await loadConcurrently(CONNECTIONS, DURATION,
+    async () => !(await callOperation(sql, auth, operation, args)).error)
   await sql.end()
-  latencies.sort((a, b) => a - b)
-  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100
-  return { rps: latencies.length / DURATION, p50: at(0.5), p99: at(0.99), errors }
+  return figures
 }
 
-// Statements the service sends per request, counted at the driver of an in-process
-// instance: each is one round trip to PostgreSQL.
-async function statementsPerRequest(url: string, path: string, key: string, requests: number): Promise<number> {
-  let statements = 0
-  const config = loadConfig({ DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: String(SCALE) })
-  const service = await startService(config, url, { port: 0, log: createLogger('silent'), onQuery: () => { statements++ } })
-  // Connections open lazily; count steady-state requests only.
-  await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
-  statements = 0
-  for (let i = 0; i < requests; i++) await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
-  await service.close()
-  return statements / requests
-}
+const statementsOf = (url: string, path: string, key: string, requests: number) =>
+  statementsPerRequest(url, SCALE, requests, async (serviceUrl) => {
+    await fetch(`${serviceUrl}${path}`, { headers: { authorization: `Bearer ${key}` } }).then((res) => res.arrayBuffer())
+  })
 
 const embedded = process.env.DATABASE_URL ? null : await startEmbedded({ dataDir: '.data/bench-postgres', port: 54331, database: 'postgres' })
 const baseUrl = process.env.DATABASE_URL ?? embedded!.url
@@ -154,7 +132,7 @@ try {
     await loadHttp(c.path, key) // warm-up: plans cached, pools filled
     const http = await loadHttp(c.path, key)
     const floor = await loadFloor(url, key, c.operation, c.args)
-    const statements = await statementsPerRequest(url, c.path, key, 200)
+    const statements = await statementsOf(url, c.path, key, 200)
     rows.push(`| GET ${c.path} | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} |`)
   }
   let runs: Awaited<ReturnType<typeof benchRuns>> | null = null

@@ -11,11 +11,9 @@ import autocannon from 'autocannon'
 import postgres from 'postgres'
 import { requestPool } from '../server/core/db/connection.ts'
 import { loadConfig } from '../server/core/config.ts'
-import { startService } from '../server/service.ts'
-import { createLogger } from '../server/core/log.ts'
 import { rateBudgets, webhookBuckets } from '../server/auth/rate-budgets.ts'
+import { loadConcurrently, statementsPerRequest, type Figures } from './measure.ts'
 
-export interface Figures { rps: number; p50: number; p99: number; errors: number }
 
 export interface WebhookFigures {
   http: Figures
@@ -79,51 +77,32 @@ async function loadFloor(url: string, token: string, automationId: string, scale
   const budgets = rateBudgets(scale)
   const buckets = webhookBuckets(budgets)
   const tokenHash = sha256(token)
-  const latencies: number[] = []
-  let errors = 0
-  const until = performance.now() + seconds * 1000
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < until) {
-      const n = nextDelivery()
-      const body = JSON.stringify({ n })
-      const payload = JSON.parse(body) as unknown
-      const args = {
-        tokenHash, projectId: null, deliveryId: `bench-${n}`, bodyHash: sha256(body), payload,
-        senderBucket: buckets.sender('127.0.0.1'),
-        triggerBudget: { perMinute: budgets.webhookTrigger.perMinute, burst: budgets.webhookTrigger.burst },
-        // The route checks the run input against the deployed version's inputs (none here).
-        validated: { automationId, version: 1, issues: [] },
-      }
-      const began = performance.now()
-      const [row] = await sql<{ outcome: { status?: number } }[]>`select app.webhook_deliver(${sql.json(args as never)}) as outcome`
-      if (row?.outcome.status !== 202) errors++
-      latencies.push(performance.now() - began)
+  const figures = await loadConcurrently(connections, seconds, async () => {
+    const n = nextDelivery()
+    const body = JSON.stringify({ n })
+    const payload = JSON.parse(body) as unknown
+    const args = {
+      tokenHash, projectId: null, deliveryId: `bench-${n}`, bodyHash: sha256(body), payload,
+      senderBucket: buckets.sender('127.0.0.1'),
+      triggerBudget: { perMinute: budgets.webhookTrigger.perMinute, burst: budgets.webhookTrigger.burst },
+      // The route checks the run input against the deployed version's inputs (none here).
+      validated: { automationId, version: 1, issues: [] },
     }
-  }))
+    const [row] = await sql<{ outcome: { status?: number } }[]>`select app.webhook_deliver(${sql.json(args as never)}) as outcome`
+    return row?.outcome.status === 202
+  })
   await sql.end()
-  latencies.sort((a, b) => a - b)
-  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100
-  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors }
+  return figures
 }
 
-// Statements per delivery, counted at the driver of an in-process instance once its
-// cache knows the deployed version.
-async function statementsPerDelivery(url: string, token: string, scale: number, deliveries: number): Promise<number> {
-  let statements = 0
-  const config = loadConfig({ DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: String(scale) })
-  const service = await startService(config, url, { port: 0, log: createLogger('silent'), onQuery: () => { statements++ } })
-  const post = async () => {
+// Statements per delivery once the route's cache knows the deployed version.
+const statementsPerDelivery = (url: string, token: string, scale: number, deliveries: number) =>
+  statementsPerRequest(url, scale, deliveries, async (serviceUrl) => {
     const n = nextDelivery()
-    await fetch(`${service.url}/api/automations/webhook/${token}`, {
+    await fetch(`${serviceUrl}/api/automations/webhook/${token}`, {
       method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': `bench-${n}` }, body: JSON.stringify({ n }),
     }).then((res) => res.arrayBuffer())
-  }
-  await post()
-  statements = 0
-  for (let i = 0; i < deliveries; i++) await post()
-  await service.close()
-  return statements / deliveries
-}
+  })
 
 async function checkpoint(url: string): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {} })
