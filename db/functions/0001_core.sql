@@ -78,6 +78,29 @@ create or replace function app.clean_identifier(value text) returns text languag
   select nullif(normalize(app.trim_space(value), nfc), '')
 $$;
 
+-- Lengths on the wire are UTF-16 code units (what JavaScript's length counts): a
+-- character beyond the Basic Multilingual Plane is two of them, one everywhere else.
+create or replace function app.utf16_length(value text) returns integer language sql immutable as $$
+  select length(value) + length(regexp_replace(value, '[^\U00010000-\U0010FFFF]', '', 'g'))
+$$;
+
+-- The longest prefix of at most `units` UTF-16 code units that never splits a
+-- character (a surrogate pair is kept whole or left out).
+create or replace function app.utf16_left(value text, units integer) returns text language plpgsql immutable as $$
+declare
+  cut integer;
+begin
+  if value is null or app.utf16_length(value) <= units then
+    return value;
+  end if;
+  cut := units;
+  -- Each astral character in the prefix takes two units: shrink until it fits.
+  while app.utf16_length(left(value, cut)) > units loop
+    cut := cut - greatest(1, (app.utf16_length(left(value, cut)) - units + 1) / 2);
+  end loop;
+  return left(value, cut);
+end $$;
+
 create or replace function app.audit(action text, subject_type text, subject_id text, data jsonb default '{}')
 returns void language sql as $$
   insert into app.audit_log (organization_id, actor_user_id, action, subject_type, subject_id, data)
@@ -115,5 +138,6 @@ end $$;
 
 -- The request path's helpers; app.drop_policies stays the migrator's.
 grant execute on function app.now, app.ms, app.fail, app.user_id, app.org_id, app.role, app.role_rank, app.is_admin,
-  app.has_editing_role, app.has_developer_role, app.as_uuid, app.trim_space, app.clean_identifier, app.audit,
+  app.has_editing_role, app.has_developer_role, app.as_uuid, app.trim_space, app.clean_identifier, app.utf16_length,
+  app.utf16_left, app.audit,
   app.limit, app.rate_scale to api;

@@ -316,8 +316,8 @@ begin
                                'lastFailureCode', t.last_failure_code, 'lastFailedRunId', t.last_failed_run_id);
   insert into app.audit_log (organization_id, actor_user_id, action, subject_type, subject_id, data)
   values (t.organization_id, null, 'automation.trigger.paused', 'automation', t.automation_id::text, params);
-  insert into app.notifications (organization_id, recipient_id, kind, params)
-  select m.organization_id, m.user_id, 'automation.trigger.paused', params
+  insert into app.notifications (organization_id, recipient_id, kind, stream, params)
+  select m.organization_id, m.user_id, 'automation.trigger.paused', 'organization', params
     from app.memberships m
    where m.organization_id = t.organization_id and m.role in ('owner', 'admin') and not m.disabled;
 end $$;
