@@ -5,7 +5,8 @@
 -- raised in app.platform_events.
 
 -- actor_kind: 'person' for a change a person or key made; 'automation' or 'agent' for
--- one a run or an agent made on its own. Their own task moves raise nothing, so an
+-- one a run or an agent made on its own. Their own task moves raise nothing, and an
+-- event a run raised (app.run_id) never reaches its own automation's bindings, so an
 -- automation cannot set itself off again.
 create or replace function app.raise_event(organization uuid, event_name text, payload jsonb,
   project uuid default null, actor_kind text default 'person') returns void language plpgsql as $$
@@ -13,8 +14,8 @@ begin
   if event_name = 'task.status_changed' and actor_kind <> 'person' then
     return;
   end if;
-  insert into app.events (organization_id, name, payload, project_id, actor_user_id)
-  values (organization, event_name, payload, project, app.user_id());
+  insert into app.events (organization_id, name, payload, project_id, actor_user_id, source_run_id)
+  values (organization, event_name, payload, project, app.user_id(), nullif(current_setting('app.run_id', true), '')::uuid);
   -- A drain at once when a binding listens; the worker's every-minute drain takes the
   -- rest (an event no binding listens to, or one raised while a binding was being
   -- made), so no event is decided by what this transaction could see.
@@ -42,6 +43,9 @@ begin
       select * from app.automation_triggers
        where organization_id = e.organization_id and kind = 'event' and enabled and event = e.name
          and bound_at <= e.raised_at
+         and not exists (select 1 from app.runs source
+                          where source.organization_id = e.organization_id and source.id = e.source_run_id
+                            and source.automation_id = t.automation_id)
        order by id
     loop
       begin

@@ -1,6 +1,8 @@
 -- Past these policies: app.authenticate (selects the organization by the key holder's
 -- membership before any caller exists), app.selectable_organizations (the
--- organizations a key's user may select, named in the refusals that need them).
+-- organizations a key's user may select, named in the refusals that need them),
+-- app.task_notify (whether the member a task notification is for is active and sees
+-- the task's project).
 alter table app.memberships enable row level security;
 alter table app.memberships force row level security;
 select app.drop_policies('app.memberships');

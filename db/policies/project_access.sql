@@ -1,4 +1,5 @@
--- Past these policies: none.
+-- Past these policies: app.task_notify (whether another member's grants let them see a
+-- task's project, before they are told of a mention or an assignment there).
 alter table app.project_access enable row level security;
 alter table app.project_access force row level security;
 select app.drop_policies('app.project_access');

@@ -1,6 +1,8 @@
 -- Past these policies: app.project_key_holding_external_id (PROJECT_DUPLICATE_EXTERNAL_ID
 -- names the key of the project holding an externalItemId, which the caller may not
 -- see; it answers the key alone).
+-- Also past them: app.task_notify (a task notification names the task's project and
+-- checks whether its recipient created it).
 -- Also past them: app.webhook_deliver (the caller-less webhook path: a delivery's
 -- token names the trigger, whose automation, installs and projects it reads).
 alter table app.projects enable row level security;

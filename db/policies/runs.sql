@@ -1,7 +1,7 @@
 -- Runs of the organization exist for its members; a run in a project only for those
 -- who see the project (a set read once per statement: db/functions/0005_access.sql
 -- says why it is not a per-row call). The caller starts runs as themself, live ones with the
--- developer capability. Two changes reach a run over REST, each held here to its
+-- developer capability, or a task's workflow with edit access to the task's project. Two changes reach a run over REST, each held here to its
 -- rule and to the columns it writes: a resumption after a person's answer (any
 -- member who sees the run) and a cancel (the developer capability). Everything else
 -- about a run is the engine's, on the owner's connection.
@@ -21,7 +21,11 @@ create policy runs_select on app.runs for select to api
 create policy runs_insert on app.runs for insert to api
   with check (organization_id = (select app.org_id()) and started_by = (select app.user_id())
               and (project_id is null or app.can_read_project(project_id))
-              and (mode = 'mock' or (select app.has_developer_role())));
+              and (mode = 'mock' or (select app.has_developer_role())
+                   or (task_id is not null and started_via = 'task' and app.project_access(project_id) = 'edit'
+                       and exists (select 1 from app.tasks t
+                                    where t.organization_id = runs.organization_id and t.id = runs.task_id
+                                      and t.project_id = runs.project_id))));
 
 -- A run parked on an approval or a question goes back to the queue carrying an
 -- answer the caller put on record (app.resumes_with_recorded_answer), and nothing else.

@@ -121,5 +121,9 @@ create index notifications_personal_idx on app.notifications (organization_id, r
 create index notifications_organization_idx on app.notifications (organization_id, recipient_id, created_at desc, id desc)
   where stream = 'organization';
 
+-- The run whose action step raised an event: its own automation's bindings do not
+-- hear it, so an automation never sets itself off again.
+alter table app.events add column source_run_id uuid;
+
 update app.platform_events set raised = true
  where name in ('task.created', 'task.status_changed', 'comment.created', 'comment.mentioned');

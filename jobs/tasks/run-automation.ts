@@ -1,8 +1,8 @@
 import type { JobHelpers, Task } from 'graphile-worker'
 import type { AutomationDocument } from '../../server/core/automations/document.ts'
 import { inputProblem } from '../../server/core/automations/document.ts'
-import { advance, type EngineState, type RunContext, type StepCommit } from '../../server/core/engine/engine.ts'
-import { liveConnectors, type CatalogModel } from '../../server/core/engine/connectors.ts'
+import { advance, type Effect, type EngineState, type RunContext, type StepCommit } from '../../server/core/engine/engine.ts'
+import { liveConnectors, type CatalogModel, type PlatformAction } from '../../server/core/engine/connectors.ts'
 
 interface Claim {
   run: {
@@ -72,7 +72,7 @@ async function execute(claim: Claim, committer: Committer, helpers: JobHelpers):
     mockFor: (step) => step.mock,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   }
-  const connectors = liveConnectors(claim.models)
+  const connectors = liveConnectors(claim.models, platformActions(helpers, run.organization_id))
   for (;;) {
     const step = await advance(document, state, context, connectors)
     let status: string
@@ -88,6 +88,20 @@ async function execute(claim: Claim, committer: Committer, helpers: JobHelpers):
     }
     if (status !== 'running') return
     state = step.state
+  }
+}
+
+// Action steps write through the same SQL rules as the REST operations, attributed to
+// the run (app.worker_action); a refusal of those rules fails the step with its reason.
+function platformActions(helpers: JobHelpers, organizationId: string): PlatformAction {
+  return async (action, params, context) => {
+    const { rows: [row] } = await helpers.query<{ result: { output?: unknown; effect?: Effect; error?: string; code?: string } }>(
+      'select app.worker_action($1, $2, $3, $4) as result', [organizationId, context.run.id, action, storable(params)])
+    const result = row!.result
+    if (result.error !== undefined) {
+      return { kind: 'fail', failureCode: 'node_error', detail: `${action}: ${result.error}${result.code ? ` (${result.code})` : ''}` }
+    }
+    return { kind: 'port', port: 'success', output: result.output, effects: result.effect ? [result.effect] : [] }
   }
 }
 

@@ -15,7 +15,7 @@ export const waitingFor = component('RunWaitingFor', v.pipe(v.picklist(['approva
 export const failureCode = component('RunFailureCode', v.picklist(FAILURE_CODES))
 const runMode = component('RunMode', v.picklist(['live', 'mock']))
 const startedBy = v.pipe(v.string(), v.regex(/^(user|trigger):/), v.description('user:<id>, or trigger:<id> for a trigger start'))
-const startedVia = v.picklist(['schedule', 'webhook', 'event'])
+const startedVia = v.picklist(['schedule', 'webhook', 'event', 'task'])
 const traceEntry = component('RunTraceEntry', v.strictObject({
   slug: v.string(), type: v.picklist(STEP_TYPES), port: v.optional(v.string()), startedAt: timestamp, finishedAt: timestamp,
   output: v.optional(v.unknown()), error: v.optional(v.string()),

@@ -20,6 +20,7 @@ const allowlist: Record<string, string> = {
   'app.uploads_lapsed()': 'whether any upload of the organization, not only the caller\'s, is due for sweeping',
   'app.automation_install_projects(uuid)': 'a run start binds to every install of its automation, also in projects the caller cannot see',
   'app.trigger_last_run(uuid,timestampwithtimezone)': 'a trigger\'s last run reads the same for every member who reads the trigger; only its id and instant leave, never the run',
+  'app.task_notify(app.tasks,uuid,text,jsonb)': 'a task notification goes to another member only when their own grants and teams, which the caller\'s policies hide, let them see the project',
   'app.webhook_deliver(jsonb)': 'the caller-less webhook path: no caller exists until the URL token names a trigger, and only that trigger\'s organization is reached',
 }
 

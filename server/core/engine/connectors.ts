@@ -14,14 +14,18 @@ const HTTP_MAX_BODY_BYTES = 1024 * 1024
 const fail = (failureCode: Extract<StepOutcome, { kind: 'fail' }>['failureCode'], detail: string): StepOutcome =>
   ({ kind: 'fail', failureCode, detail })
 
-export function liveConnectors(models: CatalogModel[]): Connectors {
+/** A platform write (task.create, task.comment) performed for a run by whoever holds the database. */
+export type PlatformAction = (action: string, params: Record<string, unknown>, context: RunContext) => Promise<StepOutcome>
+
+export function liveConnectors(models: CatalogModel[], platform: PlatformAction): Connectors {
   return {
     llm: (config) => callModel(models, config),
     http: (config) => callHttp(config),
-    action: async (config) =>
-      // The task and contact families are not part of this deployment yet; a run
-      // that needs them fails plainly rather than pretending to have written.
-      fail('node_error', `the action ${String(config.action)} is not available in this deployment`),
+    action: (config, context) => {
+      const params = config.params ?? {}
+      if (typeof params !== 'object' || Array.isArray(params)) return Promise.resolve(fail('node_error', 'the action\'s params must be an object'))
+      return platform(String(config.action), params as Record<string, unknown>, context)
+    },
   }
 }
 
