@@ -11,16 +11,16 @@ declare
   p app.projects;
 begin
   if r.project_id is not null and named is not null and app.as_uuid(named) is distinct from r.project_id then
-    perform app.fail('ACTION_REFUSED', 400, 'A run in a project writes to its own project only.');
+    perform app.fail('INVALID_BODY', 400, 'A run in a project writes to its own project only.');
   end if;
   select * into p from app.projects
    where organization_id = r.organization_id and id = coalesce(r.project_id, app.as_uuid(named));
   if p.id is null then
-    perform app.fail('ACTION_REFUSED', 400, case when named is null and r.project_id is null
+    perform app.fail('INVALID_BODY', 400, case when named is null and r.project_id is null
       then 'An organization-wide run names the project in params.projectId.' else 'No such project.' end);
   end if;
   if p.archived_at is not null then
-    perform app.fail('ACTION_REFUSED', 400, 'The project is archived.');
+    perform app.fail('INVALID_BODY', 400, 'The project is archived.');
   end if;
   return p;
 end $$;
@@ -43,7 +43,7 @@ begin
     select * into t from app.tasks where organization_id = p.organization_id and project_id = p.id and id = r.task_id;
   end if;
   if t.id is null then
-    perform app.fail('ACTION_REFUSED', 400, 'No such task in the run''s project (name it by taskId or externalId).');
+    perform app.fail('INVALID_BODY', 400, 'No such task in the run''s project (name it by taskId or externalId).');
   end if;
   return t;
 end $$;

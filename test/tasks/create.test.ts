@@ -98,8 +98,8 @@ t.test('two identical creates racing from two connections yield one task', async
     t.same(answers.map((a) => a.status).sort(), [200, 200, 201], `round ${round}: one create, two repeats`)
     t.equal(new Set(answers.map((a) => a.body.task.id)).size, 1, `round ${round}: one task`)
   }
-  const [{ count }] = await service.db.owner<{ count: number }[]>`select count(*)::int as count from app.tasks`
-  t.equal(count, 8)
+  const [row] = await service.db.owner<{ count: number }[]>`select count(*)::int as count from app.tasks`
+  t.equal(row!.count, 8)
 })
 
 t.test('creating needs edit access and an active project', async (t) => {
