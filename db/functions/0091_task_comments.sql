@@ -131,15 +131,15 @@ declare
   rows jsonb;
   positions jsonb[];
 begin
-  select jsonb_agg(app.comment_json(c) order by c.created_at, c.id) filter (where c.n <= page_size),
-         array_agg(app.keyset_position(c.created_at, c.id) order by c.n)
+  select jsonb_agg(app.comment_json(page.c) order by (page.c).created_at, (page.c).id) filter (where page.n <= page_size),
+         array_agg(app.keyset_position((page.c).created_at, (page.c).id) order by page.n)
     into rows, positions
-    from (select cm.*, row_number() over (order by cm.created_at desc, cm.id desc) as n
+    from (select cm as c, row_number() over (order by cm.created_at desc, cm.id desc) as n
             from app.task_comments cm
            where cm.organization_id = t.organization_id and cm.task_id = t.id
              and (cm.created_at, cm.id) < (page_start.after_created, page_start.after_id)
            order by cm.created_at desc, cm.id desc
-           limit page_size + 1) c;
+           limit page_size + 1) page;
   -- positions run newest first, so positions[page_size] is the page's oldest row. The
   -- deprecated `cursor` twin belongs to the project and file lists only.
   if coalesce(cardinality(positions), 0) > page_size then
