@@ -71,7 +71,9 @@ returns app.task_comments language plpgsql as $$
 declare
   c app.task_comments;
   mentioned uuid;
-  author_name text := (select u.name from app.users u where u.id = app.user_id());
+  -- A run's comment is signed by its automation.
+  author_name text := coalesce((select u.name from app.users u where u.id = app.user_id()),
+                               (select r.automation_name from app.runs r where r.organization_id = t.organization_id and r.id = run));
   issues jsonb := app.units_issue('body', body, app.limit('comment.bodyMaxUnits'));
 begin
   if body is null or app.trim_space(body) = '' then
@@ -96,7 +98,7 @@ begin
     jsonb_build_object('task', app.task_brief(t), 'comment', app.comment_json(c)), t.project_id, author_type);
   foreach mentioned in array c.mentions loop
     if app.task_notify(t, mentioned, 'comment.mentioned', jsonb_build_object(
-         'commentId', c.id, 'authorName', coalesce(author_name, 'An automation'),
+         'commentId', c.id, 'authorName', author_name,
          'excerpt', app.utf16_left(body, 280))) then
       perform app.raise_event(t.organization_id, 'comment.mentioned',
         jsonb_build_object('task', app.task_brief(t), 'comment', app.comment_json(c), 'mentionedUserId', mentioned),

@@ -69,6 +69,9 @@ begin
   perform set_config('app.org_id', r.organization_id::text, true);
   perform set_config('app.user_id', '', true);
   perform set_config('app.run_id', r.id::text, true);
+  if action not in ('task.create', 'task.comment') then
+    return jsonb_build_object('error', format('the action %s is not available in this deployment', action));
+  end if;
   begin
     p := app.run_action_project(r, params->>'projectId');
     if action = 'task.create' then
@@ -87,7 +90,6 @@ begin
         'output', jsonb_build_object('commentId', c.id, 'taskId', t.id),
         'effect', jsonb_build_object('type', 'task.comment', 'taskId', t.id, 'commentId', c.id, 'projectId', t.project_id));
     end if;
-    return jsonb_build_object('error', format('the action %s is not available in this deployment', action));
   exception when sqlstate 'TL000' then
     -- A refusal of the rules (an invalid title, a missing folder) fails the step with
     -- its message and code; the subtransaction leaves nothing half-written.

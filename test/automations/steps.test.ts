@@ -167,9 +167,10 @@ t.test('mock runs answer side-effecting steps with their mocks and call nothing'
 
 t.test('action and agent steps in live runs', async (t) => {
   const { run } = await stepsWorld(t)
-  const action = await run([{ slug: 'act', type: 'action', config: { action: 'task.create', params: { title: 'x' } }, next: { success: 'end' } }, output({})])
+  // Contacts are not part of this deployment yet (tasks are: test/tasks/actions.test.ts).
+  const action = await run([{ slug: 'act', type: 'action', config: { action: 'contact.upsert', params: { email: 'x@y.test' } }, next: { success: 'end' } }, output({})])
   t.match(action, { status: 'failed', failureCode: 'node_error' })
-  t.match(action.detail, /task\.create is not available/)
+  t.match(action.detail, /contact\.upsert is not available/)
   const agent = await run([{ slug: 'delegate', type: 'agent', config: { agent: 'helper', prompt: 'go' }, next: { success: 'end' } }, output({})],
     { settle: (r) => r.status === 'waiting' })
   t.match(agent, { status: 'waiting', waitingFor: 'agent', detail: 'agent:delegate' })
