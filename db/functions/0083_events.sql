@@ -40,13 +40,13 @@ begin
     select * from app.events where drained_at is null order by id limit batch for update skip locked
   loop
     for t in
-      select * from app.automation_triggers
-       where organization_id = e.organization_id and kind = 'event' and enabled and event = e.name
-         and bound_at <= e.raised_at
+      select * from app.automation_triggers binding
+       where binding.organization_id = e.organization_id and binding.kind = 'event' and binding.enabled
+         and binding.event = e.name and binding.bound_at <= e.raised_at
          and not exists (select 1 from app.runs source
                           where source.organization_id = e.organization_id and source.id = e.source_run_id
-                            and source.automation_id = t.automation_id)
-       order by id
+                            and source.automation_id = binding.automation_id)
+       order by binding.id
     loop
       begin
         perform app.trigger_fire(t, e.project_id,
