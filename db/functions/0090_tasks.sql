@@ -199,6 +199,31 @@ begin
   end if;
 end $$;
 
+-- What a repeat makes of an active task: title and description always (an omitted
+-- description clears it), labels, externalUrl and the assignee when sent, and the
+-- status the source item's state moves it to. Only new label names are written.
+create or replace function app.task_repeated(t app.tasks, p app.projects, args jsonb, url text, assignee uuid, actor text)
+returns app.tasks language plpgsql as $$
+declare
+  move record := app.task_mirror_move(t.status, t.status_set_by, t.external_system, t.external_state,
+                                      args->>'externalState', actor);
+begin
+  t.title := app.trim_space(args->>'title');
+  t.description := args->>'description';
+  if jsonb_typeof(args->'labels') = 'array' then
+    t.label_ids := app.task_label_ids(p, args->'labels');
+  end if;
+  t.external_url := coalesce(url, t.external_url);
+  if assignee is not null then
+    t.assignee_automation_id := assignee;
+    t.assignee_user_id := null;
+  end if;
+  t.external_state := coalesce(args->>'externalState', t.external_state);
+  t.status := move.next_status;
+  t.status_set_by := move.next_set_by;
+  return t;
+end $$;
+
 -- Create a task by its natural key, or update the task that holds it (SPEC "Repeat
 -- creation rules"). Returns the task as stored and whether it was created.
 create or replace function app.task_upsert(p app.projects, args jsonb, actor text, run uuid,
@@ -212,6 +237,7 @@ declare
   state text := args->>'externalState';
   assignee app.automations;
   move record;
+  -- The task before this repeat (and, on the read path, what the repeat would make of it).
   previous app.tasks;
 begin
   if jsonb_array_length(issues) > 0 then
@@ -230,9 +256,22 @@ begin
   end if;
 
   created := false;
+  -- A sync resends most items unchanged: a repeat that would change nothing answers
+  -- from a plain read, without locking or writing the row.
   select * into t from app.tasks
-   where organization_id = p.organization_id and project_id = p.id and external_system = system and external_id = external
-   for update;
+   where organization_id = p.organization_id and project_id = p.id and external_system = system and external_id = external;
+  if t.id is not null then
+    if t.archived_at is not null then
+      return;
+    end if;
+    previous := app.task_repeated(t, p, args, url, assignee.id, actor);
+    if row(previous.*) is not distinct from row(t.*) then
+      return;
+    end if;
+    select * into t from app.tasks
+     where organization_id = p.organization_id and project_id = p.id and external_system = system and external_id = external
+     for update;
+  end if;
   if t.id is null then
     move := app.task_mirror_move('backlog', null, system, null, state, actor);
     insert into app.tasks (organization_id, project_id, number, external_system, external_id, title, description,
@@ -260,23 +299,7 @@ begin
     return;
   end if;
   previous := t;
-  move := app.task_mirror_move(t.status, t.status_set_by, t.external_system, t.external_state, state, actor);
-  t.title := new_title;
-  t.description := args->>'description';
-  if jsonb_typeof(args->'labels') = 'array' then
-    t.label_ids := app.task_label_ids(p, args->'labels');
-  end if;
-  if url is not null then
-    t.external_url := url;
-  end if;
-  if assignee.id is not null then
-    t.assignee_automation_id := assignee.id;
-    t.assignee_user_id := null;
-  end if;
-  t.external_state := coalesce(state, t.external_state);
-  t.status := move.next_status;
-  t.status_set_by := move.next_set_by;
-  -- A repeat that changes nothing writes nothing (a sync resends most items unchanged).
+  t := app.task_repeated(t, p, args, url, assignee.id, actor);
   if row(t.*) is distinct from row(previous.*) then
     update app.tasks
        set title = t.title, description = t.description, label_ids = t.label_ids, external_url = t.external_url,
@@ -521,6 +544,6 @@ end $$;
 
 grant execute on function app.task_mirror_ignored, app.task_mirror_move, app.task_identifier, app.task_label_names,
   app.task_assignee_json, app.task_json, app.task_brief, app.units_issue, app.task_issues, app.task_label_ids,
-  app.task_next_number, app.task_setup_folder, app.task_status_moved, app.task_upsert, app.task_visible,
+  app.task_next_number, app.task_setup_folder, app.task_status_moved, app.task_repeated, app.task_upsert, app.task_visible,
   app.task_run_insert, app.task_start, app.task_require_start, api.task_create, api.task_get, api.tasks_list,
   api.task_update, api.task_start, api.task_review to api;
