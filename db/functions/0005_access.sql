@@ -69,5 +69,23 @@ begin
                   where p.organization_id = app.org_id() and p.id = project and p.created_by = app.user_id());
 end $$;
 
+-- The competences the caller holds in the organization: grants neither revoked nor
+-- expired.
+create or replace function app.live_competences() returns text[] language plpgsql stable as $$
+begin
+  return array(
+    select g.competence from app.competence_grants g
+     where g.organization_id = app.org_id() and g.user_id = app.user_id()
+       and g.revoked_at is null and (g.expires_at is null or g.expires_at > app.now()));
+end $$;
+
+-- The notificationExport capability: Owner, Admin or a live notifications.export
+-- grant. Its holders read every notification of the organization
+-- (db/policies/notifications.sql), the export's rows.
+create or replace function app.can_export_notifications() returns boolean language plpgsql stable as $$
+begin
+  return app.is_admin() or 'notifications.export' = any (app.live_competences());
+end $$;
+
 grant execute on function app.my_team_ids, app.project_access, app.granted_project_ids, app.can_read_project,
-  app.can_edit_project, app.can_read_run, app.created_by_caller to api;
+  app.can_edit_project, app.can_read_run, app.created_by_caller, app.live_competences, app.can_export_notifications to api;

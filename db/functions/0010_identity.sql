@@ -1,18 +1,14 @@
 -- GET /api/v1/me, /teams, /models.
 
--- Competence grants count while they are neither revoked nor expired.
 create or replace function app.capabilities() returns jsonb language plpgsql stable as $$
 declare
-  live text[] := array(
-    select g.competence from app.competence_grants g
-     where g.organization_id = app.org_id() and g.user_id = app.user_id()
-       and g.revoked_at is null and (g.expires_at is null or g.expires_at > app.now()));
+  live text[] := app.live_competences();
   sharing jsonb := (select o.skill_sharing_policy from app.organizations o where o.id = app.org_id());
 begin
   return jsonb_build_object(
     'developer', app.has_developer_role(),
     'deploymentEditor', exists (select 1 from app.deployment_editors d where d.user_id = app.user_id()),
-    'notificationExport', app.is_admin() or 'notifications.export' = any (live),
+    'notificationExport', app.can_export_notifications(),
     'skillPublish', sharing is null or coalesce(sharing->'roles', '[]') ? app.role() or 'skills.publish' = any (live),
     'actAs', app.is_admin() or 'rest.act-as' = any (live));
 end $$;

@@ -19,6 +19,8 @@ export const seedSchema = v.strictObject({
   organizations: v.optional(v.array(v.strictObject({
     slug: v.string(), name: v.string(), skillSharingPolicy: v.nullish(v.record(v.string(), v.unknown())),
     uploadPolicy: v.nullish(uploadPolicySchema),
+    // The language notifications are exported in when the export names none; en when omitted.
+    language: v.optional(v.picklist(['en', 'de', 'fr'], 'must be one of en, de, fr')),
   })), []),
   users: v.optional(v.array(v.strictObject({
     email: v.pipe(v.string(), v.email()),
@@ -126,6 +128,7 @@ export async function seed(owner: Sql, file: SeedFile): Promise<SeedResult> {
     for (const org of file.organizations) {
       result.organizations[org.slug] = { id: await createOrganization(sql, org.slug, org.name, org.skillSharingPolicy ?? null) }
       if (org.uploadPolicy) await setUploadPolicy(sql, org.slug, org.uploadPolicy)
+      if (org.language) await sql`select app.operator_org_language_set(app.operator_org_id(${org.slug}), ${org.language})`
     }
     for (const user of file.users) {
       const [row] = await sql<{ id: string }[]>`

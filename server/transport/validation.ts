@@ -27,14 +27,23 @@ const wireSchemas = new WeakMap<Schema, Record<string, unknown>>()
 /** The JSON Schema the document gives a shape instead of converting it. */
 export const wireSchema = (schema: Schema): Record<string, unknown> | undefined => wireSchemas.get(schema)
 
+/**
+ * An integer query parameter handed on as the string sent, for an operation whose own
+ * rules answer a non-integer (the notification export's INVALID_LIMIT); documented as
+ * an integer all the same.
+ */
+export function integerText(min: number): v.StringSchema<undefined> {
+  const text = v.string()
+  wireSchemas.set(text, { type: 'integer', minimum: min })
+  return text
+}
+
 /** An integer sent as a query string. Any length of digits: a value above an operation's ceiling is clamped there. */
 export function integerParam(min: number): Schema {
   // The pipe's first schema is marked (a pipe itself is never offered for
   // overriding), and the digits are checked with check, not regex, so no string
   // pattern reaches the document.
-  const digits = v.string()
-  wireSchemas.set(digits, { type: 'integer', minimum: min })
-  return v.pipe(digits, v.check((s) => /^-?\d+$/.test(s), 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
+  return v.pipe(integerText(min), v.check((s) => /^-?\d+$/.test(s), 'must be an integer'), v.transform(Number), v.number(), v.minValue(min))
 }
 
 export const uuidParam = v.pipe(v.string(), v.uuid('must be an identifier'))
