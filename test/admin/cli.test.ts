@@ -86,6 +86,26 @@ t.test('seed refusals', async (t) => {
   })
 })
 
+t.test('an organization\'s language in a seed file', async (t) => {
+  const db = await freshDatabase()
+  t.teardown(() => db.drop())
+
+  t.test('a seeded organization takes the language it names, en when it names none', async (t) => {
+    const file = { organizations: [{ slug: 'acme', name: 'Acme', language: 'de' }, { slug: 'globex', name: 'Globex' }] }
+    await admin(db.url, ['seed', '--file', '-'], JSON.stringify(file))
+    t.same(await db.owner`select slug, language from app.organizations order by slug`,
+      [{ slug: 'acme', language: 'de' }, { slug: 'globex', language: 'en' }])
+  })
+
+  t.test('a language other than en, de or fr is refused in words, creating nothing', async (t) => {
+    const file = { organizations: [{ slug: 'initech', name: 'Initech', language: 'es' }] }
+    const refused = await admin(db.url, ['seed', '--file', '-'], JSON.stringify(file)).catch((error) => error)
+    t.equal(refused.code, 2)
+    t.equal(refused.stderr, 'seed file: organizations.0.language must be one of en, de, fr\n')
+    t.same(await db.owner`select slug from app.organizations where slug = 'initech'`, [])
+  })
+})
+
 t.test('single operator commands, on one database', async (t) => {
   const db = await freshDatabase()
   t.teardown(() => db.drop())
