@@ -6,6 +6,7 @@
 //   BENCH_DURATION=20 npm run bench    (seconds per measurement; default 10)
 //   BENCH_ONLY=runs npm run bench      (the run engine alone)
 //   BENCH_ONLY=webhooks npm run bench  (webhook deliveries alone)
+//   BENCH_ONLY=tasks npm run bench     (task creates by natural key alone)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -21,6 +22,7 @@ import { loadConfig } from '../server/core/config.ts'
 import { callOperation } from '../server/transport/operation.ts'
 import { benchEmptyJobs, benchRuns, deployTrivial } from './runs.ts'
 import { benchWebhooks, type WebhookFigures } from './webhooks.ts'
+import { benchTasks, type TaskFigures } from './tasks.ts'
 import { loadConcurrently, statementsPerRequest, type Figures } from './measure.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -143,6 +145,8 @@ try {
     runs = await benchRuns(url, PORT, key, CONNECTIONS, DURATION)
     emptyJobs = await benchEmptyJobs(url, 5000, WORKER_CONCURRENCY)
   }
+  let tasks: TaskFigures[] = []
+  if (!only || only === 'tasks') tasks = await benchTasks(url, PORT, key, SCALE, CONNECTIONS, DURATION)
   let webhooks: WebhookFigures | null = null
   if (!only || only === 'webhooks') {
     // Acceptance is the API's alone, as deployments scale it (compose runs the API and
@@ -176,6 +180,17 @@ try {
       '| runs started | runs completed | completed runs/s | start to finish p50 ms | p99 ms | floor: empty graphile jobs/s | errors |',
       '|---|---|---|---|---|---|---|',
       `| ${runs.started} | ${runs.completed} | ${runs.completedPerSecond.toFixed(0)} | ${runs.p50} | ${runs.p99} | ${emptyJobs.toFixed(0)} | ${runs.errors} |`,
+      '',
+    )
+  }
+  if (tasks.length > 0) {
+    lines.push(
+      `Task creates by natural key (an upsert of items that exist; 2,000 items cycled) at ${CONNECTIONS} connections; the floor sends app.handle with task_create and the same arguments through the request pool:`,
+      '',
+      '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per request | errors |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+      ...tasks.map(({ mix, http, floor, statements }) =>
+        `| POST /api/v1/projects/{id}/tasks, repeats ${mix} | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} |`),
       '',
     )
   }

@@ -65,6 +65,14 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
                  values (${org!}, ${trigger!.id}, ${project!}, 'fixture', decode('00', 'hex'), ${run!.id})`
   await db.owner`insert into app.events (organization_id, name, payload, project_id) values (${org!}, 'project.created', '{}', ${project!})`
   await db.owner`insert into app.notifications (organization_id, recipient_id, kind) values (${org!}, ${creator!.created_by}, 'fixture')`
+  const [label] = await db.owner`
+    insert into app.task_labels (organization_id, project_id, name) values (${org!}, ${project!}, 'Bug') returning id`
+  await db.owner`insert into app.task_counters (organization_id, project_id, last_number) values (${org!}, ${project!}, 1)`
+  const [task] = await db.owner`
+    insert into app.tasks (organization_id, project_id, number, external_system, external_id, title, label_ids, created_by)
+    values (${org!}, ${project!}, 1, 'jira', 'FIX-1', 'Fixture', ${[label!.id]}, ${creator!.created_by}) returning id`
+  await db.owner`insert into app.task_comments (organization_id, project_id, task_id, author_type, author_user_id, body)
+                 values (${org!}, ${project!}, ${task!.id}, 'user', ${creator!.created_by}, 'fixture')`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 
