@@ -106,6 +106,26 @@ begin
   return p.id;
 end $$;
 
+-- A live run of the automation's deployed version and its job, for a start its caller
+-- has already decided (a trigger, a task's workflow): the one place such runs are written.
+create or replace function app.run_begin(a app.automations, project uuid, input jsonb, started_by uuid, trigger uuid,
+  via text, task uuid default null, run_id uuid default gen_random_uuid(), at timestamptz default null) returns app.runs
+language plpgsql as $$
+declare
+  r app.runs;
+begin
+  insert into app.runs (organization_id, id, automation_id, automation_name, version, document, mode, input,
+                        project_id, started_by, trigger_id, task_id, started_via, created_at, updated_at)
+  select a.organization_id, run_id, a.id, a.name, v.version, v.document, 'live', input, project, started_by, trigger,
+         task, via, coalesce(at, app.now()), coalesce(at, app.now())
+    from app.automation_versions v
+   where v.organization_id = a.organization_id and v.automation_id = a.id and v.version = a.deployed_version
+  returning * into r;
+  perform app.enqueue('run_automation', jsonb_build_object('organizationId', r.organization_id, 'runId', r.id),
+                      'run:' || r.id);
+  return r;
+end $$;
+
 create or replace function api.run_start(args jsonb) returns jsonb language plpgsql as $$
 declare
   a app.automations := app.automation_named(args->>'name');
@@ -285,5 +305,5 @@ begin
 end $$;
 
 grant execute on function app.run_is_live, app.run_started_json, app.run_json, app.run_visible, app.run_for_change,
-  app.automation_install_projects, app.run_project, api.run_start, api.runs_list, api.run_get, api.run_cancel,
+  app.automation_install_projects, app.run_project, app.run_begin, api.run_start, api.runs_list, api.run_get, api.run_cancel,
   api.run_delete to api;

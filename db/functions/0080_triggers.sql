@@ -224,19 +224,8 @@ end $$;
 create or replace function app.trigger_start_run(t app.automation_triggers, a app.automations, project uuid,
   input jsonb, via text, run_id uuid default gen_random_uuid(), at timestamptz default null) returns app.runs
 language plpgsql as $$
-declare
-  r app.runs;
 begin
-  insert into app.runs (organization_id, id, automation_id, automation_name, version, document, mode, input,
-                        project_id, trigger_id, started_via, created_at, updated_at)
-  select a.organization_id, run_id, a.id, a.name, v.version, v.document, 'live', input, project, t.id, via,
-         coalesce(at, app.now()), coalesce(at, app.now())
-    from app.automation_versions v
-   where v.organization_id = a.organization_id and v.automation_id = a.id and v.version = a.deployed_version
-  returning * into r;
-  perform app.enqueue('run_automation', jsonb_build_object('organizationId', r.organization_id, 'runId', r.id),
-                      'run:' || r.id);
-  return r;
+  return app.run_begin(a, project, input, null, t.id, via, null, run_id, at);
 end $$;
 
 -- An occurrence that starts nothing: its instant and why.

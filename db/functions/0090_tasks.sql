@@ -260,19 +260,14 @@ begin
   -- from a plain read, without locking or writing the row.
   select * into t from app.tasks
    where organization_id = p.organization_id and project_id = p.id and external_system = system and external_id = external;
-  if t.id is not null then
-    if t.archived_at is not null then
-      return;
-    end if;
+  if t.archived_at is not null then
+    return;
+  elsif t.id is not null then
     previous := app.task_repeated(t, p, args, url, assignee.id, actor);
     if row(previous.*) is not distinct from row(t.*) then
       return;
     end if;
-    select * into t from app.tasks
-     where organization_id = p.organization_id and project_id = p.id and external_system = system and external_id = external
-     for update;
-  end if;
-  if t.id is null then
+  else
     move := app.task_mirror_move('backlog', null, system, null, state, actor);
     insert into app.tasks (organization_id, project_id, number, external_system, external_id, title, description,
                            label_ids, external_url, external_state, status, status_set_by, status_changed_at,
@@ -290,11 +285,12 @@ begin
       return;
     end if;
     -- The same key was created concurrently: this create is a repeat of it.
-    select * into t from app.tasks
-     where organization_id = p.organization_id and project_id = p.id and external_system = system and external_id = external
-     for update;
   end if;
 
+  -- A repeat that changes the task: locked, and decided again on the row as it is now.
+  select * into t from app.tasks
+   where organization_id = p.organization_id and project_id = p.id and external_system = system and external_id = external
+   for update;
   if t.archived_at is not null then
     return;
   end if;
@@ -335,19 +331,9 @@ end $$;
 -- A workflow started on a task: the automation's deployed version, live, in the task's
 -- project, with the task as input. The caller has decided it may start.
 create or replace function app.task_run_insert(t app.tasks, a app.automations) returns app.runs language plpgsql as $$
-declare
-  r app.runs;
 begin
-  insert into app.runs (organization_id, automation_id, automation_name, version, document, mode, input,
-                        project_id, started_by, task_id, started_via)
-  select a.organization_id, a.id, a.name, v.version, v.document, 'live',
-         jsonb_build_object('trigger', 'task', 'task', app.task_json(t)), t.project_id, app.user_id(), t.id, 'task'
-    from app.automation_versions v
-   where v.organization_id = a.organization_id and v.automation_id = a.id and v.version = a.deployed_version
-  returning * into r;
-  perform app.enqueue('run_automation', jsonb_build_object('organizationId', r.organization_id, 'runId', r.id),
-                      'run:' || r.id);
-  return r;
+  return app.run_begin(a, t.project_id, jsonb_build_object('trigger', 'task', 'task', app.task_json(t)), app.user_id(),
+                       null, 'task', t.id);
 end $$;
 
 -- Starts the workflow `slug` on the task, or says why not: {started, runId,
