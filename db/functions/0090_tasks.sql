@@ -137,35 +137,28 @@ end $$;
 
 -- The project's labels for the names sent, in their order, each once (the first
 -- spelling of names equal but for case); names new to the project join its catalog
--- with the spelling sent.
+-- with the spelling sent. New names are inserted in one statement in name order, so
+-- two writers adding the same new names never wait on each other crosswise.
 create or replace function app.task_label_ids(p app.projects, names jsonb) returns uuid[] language plpgsql as $$
 declare
-  wanted text;
-  found uuid;
-  ids uuid[] := '{}';
-begin
-  for wanted in
+  wanted text[] := array(
     select n from (
       select distinct on (lower(n)) n, ord
         from (select app.clean_identifier(value) as n, ord from jsonb_array_elements_text(names) with ordinality e(value, ord)) s
        order by lower(n), ord) firsts
-     order by ord
-  loop
-    select id into found from app.task_labels
-     where organization_id = p.organization_id and project_id = p.id and lower(name) = lower(wanted);
-    if found is null then
-      insert into app.task_labels (organization_id, project_id, name) values (p.organization_id, p.id, wanted)
-      on conflict (organization_id, project_id, lower(name)) do nothing
-      returning id into found;
-      if found is null then
-        -- Added by a concurrent create: take that one.
-        select id into found from app.task_labels
-         where organization_id = p.organization_id and project_id = p.id and lower(name) = lower(wanted);
-      end if;
-    end if;
-    ids := ids || found;
-  end loop;
-  return ids;
+     order by ord);
+  ids uuid[];
+begin
+  insert into app.task_labels (organization_id, project_id, name)
+  select p.organization_id, p.id, w from unnest(wanted) w
+   where not exists (select 1 from app.task_labels l
+                      where l.organization_id = p.organization_id and l.project_id = p.id and lower(l.name) = lower(w))
+   order by lower(w)
+  on conflict (organization_id, project_id, lower(name)) do nothing;
+  select array_agg(l.id order by u.ord) into ids
+    from unnest(wanted) with ordinality u(name, ord)
+    join app.task_labels l on l.organization_id = p.organization_id and l.project_id = p.id and lower(l.name) = lower(u.name);
+  return coalesce(ids, '{}');
 end $$;
 
 create or replace function app.task_next_number(p app.projects) returns integer language sql as $$

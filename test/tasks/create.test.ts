@@ -162,3 +162,19 @@ t.test('a project\'s tasks list newest first, by status and by natural key, page
   t.equal(byKey.body.isDone, true)
   refused(t, await olive.get(`${base}?status=${encodeURIComponent('in review')}`), 400, 'INVALID_QUERY')
 })
+
+t.test('creates racing with the same new labels in opposite orders all succeed', async (t) => {
+  const { alpha, olive } = await world(t)
+  const base = `/api/v1/projects/${alpha}/tasks`
+  await olive.post(base, item('D-1'))
+  await olive.post(base, item('D-2'))
+  for (let round = 0; round < 10; round++) {
+    const names = Array.from({ length: 6 }, (_, i) => `r${round}-label-${i}`)
+    const answers = await Promise.all([
+      olive.post(base, item('D-1', { labels: names })),
+      olive.post(base, item('D-2', { labels: [...names].reverse() })),
+      olive.post(base, item(`D-new-${round}`, { labels: [names[3], names[0], names[5]] })),
+    ])
+    t.same(answers.map((a) => a.status), [200, 200, 201], `round ${round}: no request waited on another crosswise`)
+  }
+})
