@@ -87,5 +87,39 @@ begin
   return app.is_admin() or 'notifications.export' = any (app.live_competences());
 end $$;
 
+-- What another member may do with a project ('edit', 'read' or null), by the same rule
+-- as app.project_access for the caller: owners and admins edit every project, the
+-- creator edits theirs, anyone else holds what their own or their teams' grants give;
+-- a member who is disabled, or of another organization, nothing. It reads grants the
+-- caller's policies hide, so it is not granted to the request role: only the owner's
+-- connection (the worker) and SECURITY DEFINER rules (app.task_notify) call it.
+create or replace function app.member_project_access(organization uuid, member uuid, project uuid) returns text
+language plpgsql stable as $$
+declare
+  member_role text := (select m.role from app.memberships m
+                        where m.organization_id = organization and m.user_id = member and not m.disabled);
+begin
+  if member_role is null then
+    return null;
+  elsif member_role in ('owner', 'admin')
+     or exists (select 1 from app.projects p where p.organization_id = organization and p.id = project and p.created_by = member) then
+    return 'edit';
+  end if;
+  return (select case when bool_or(pa.level = 'edit') then 'edit' when count(*) > 0 then 'read' end
+            from app.project_access pa
+           where pa.organization_id = organization and pa.project_id = project
+             and (pa.user_id = member
+                  or pa.team_id in (select tm.team_id from app.team_members tm
+                                     where tm.organization_id = organization and tm.user_id = member)));
+end $$;
+
+-- Whether another member may write to a project: an editing role and edit access.
+create or replace function app.member_can_edit_project(organization uuid, member uuid, project uuid) returns boolean
+language sql stable as $$
+  select app.member_project_access(organization, member, project) is not distinct from 'edit'
+     and exists (select 1 from app.memberships m where m.organization_id = organization and m.user_id = member
+                    and app.role_rank(m.role) >= app.role_rank('editor'))
+$$;
+
 grant execute on function app.my_team_ids, app.project_access, app.granted_project_ids, app.can_read_project,
   app.can_edit_project, app.can_read_run, app.created_by_caller, app.live_competences, app.can_export_notifications to api;

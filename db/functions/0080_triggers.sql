@@ -131,9 +131,9 @@ begin
 
   if prior.id is null then
     insert into app.automation_triggers (organization_id, automation_id, kind, enabled, cron, timezone, cron_fields,
-                                         next_due_at, event, token_hash, bound_at, created_at, updated_at)
+                                         next_due_at, event, token_hash, bound_at, bound_by, created_at, updated_at)
     values (a.organization_id, a.id, new_kind, coalesce((args->>'enabled')::boolean, true),
-            args->>'cron', zone, fields, due, args->>'event', app.webhook_token_hash(token), at, at, at)
+            args->>'cron', zone, fields, due, args->>'event', app.webhook_token_hash(token), at, app.user_id(), at, at)
     returning * into t;
   else
     -- Every PUT enables unless told otherwise and clears the failure count and the
@@ -148,6 +148,7 @@ begin
                         else token_hash end,
       consecutive_failures = 0, last_skipped_at = null, last_skip_reason = null,
       bound_at = case when new_kind <> prior.kind then at else bound_at end,
+      bound_by = app.user_id(),
       last_failed_at = case when new_kind <> prior.kind then null else last_failed_at end,
       last_failure_code = case when new_kind <> prior.kind then null else last_failure_code end,
       last_failed_run_id = case when new_kind <> prior.kind then null else last_failed_run_id end,

@@ -122,7 +122,7 @@ begin
       end loop;
     end if;
   end if;
-  if args->>'externalUrl' is not null and args->>'externalUrl' !~* '^https?://[^/?#\s@]+(/[^\s]*)?$' then
+  if args->>'externalUrl' is not null and args->>'externalUrl' !~* '^https?://[^/?#\s@]+([/?#][^\s]*)?$' then
     issues := issues || jsonb_build_array(jsonb_build_object('path', 'externalUrl', 'message', 'must be an absolute http(s) URL'));
   end if;
   if args->>'setupFolderName' is not null and args->>'externalUrl' is not null then
@@ -193,8 +193,11 @@ begin
 end $$;
 
 -- What a repeat makes of an active task: title and description always (an omitted
--- description clears it), labels, externalUrl and the assignee when sent, and the
--- status the source item's state moves it to. Only new label names are written.
+-- description clears it), labels when sent, and the status the source item's state
+-- moves it to (SPEC "Repeat creation rules"). Beyond those rules, and mirroring the
+-- source item as externalState does: externalUrl when sent, and automationSlug as
+-- the assignee of a task that has none, so a sync never displaces someone a person
+-- assigned. Only new label names are written.
 create or replace function app.task_repeated(t app.tasks, p app.projects, args jsonb, url text, assignee uuid, actor text)
 returns app.tasks language plpgsql as $$
 declare
@@ -207,9 +210,8 @@ begin
     t.label_ids := app.task_label_ids(p, args->'labels');
   end if;
   t.external_url := coalesce(url, t.external_url);
-  if assignee is not null then
+  if assignee is not null and t.assignee_user_id is null and t.assignee_automation_id is null then
     t.assignee_automation_id := assignee;
-    t.assignee_user_id := null;
   end if;
   t.external_state := coalesce(args->>'externalState', t.external_state);
   t.status := move.next_status;

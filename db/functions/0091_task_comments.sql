@@ -38,21 +38,12 @@ create or replace function app.task_notify(t app.tasks, recipient uuid, kind tex
 language plpgsql security definer set search_path = pg_catalog, app as $$
 declare
   p app.projects;
-  role text;
 begin
-  if recipient is null or recipient is not distinct from app.user_id() then
+  if recipient is null or recipient is not distinct from app.user_id() or t.organization_id is distinct from app.org_id() then
     return false;
   end if;
   select * into p from app.projects where organization_id = t.organization_id and id = t.project_id;
-  select m.role into role from app.memberships m
-   where m.organization_id = t.organization_id and m.user_id = recipient and not m.disabled;
-  if role is null or not (
-       role in ('owner', 'admin') or p.created_by = recipient
-       or exists (select 1 from app.project_access pa
-                   where pa.organization_id = p.organization_id and pa.project_id = p.id
-                     and (pa.user_id = recipient
-                          or pa.team_id in (select tm.team_id from app.team_members tm
-                                             where tm.organization_id = p.organization_id and tm.user_id = recipient)))) then
+  if app.member_project_access(t.organization_id, recipient, p.id) is null then
     return false;
   end if;
   insert into app.notifications (organization_id, recipient_id, kind, stream, params)
@@ -64,9 +55,10 @@ end $$;
 
 -- Adds a comment and tells who it concerns: comment.created, and per mentioned member
 -- who sees the project a notification and comment.mentioned. author_type 'user' posts
--- as the caller; 'automation' as the run `run` (source_key makes a repeated step's
--- comment one comment).
-create or replace function app.task_comment_add(t app.tasks, body text, author_type text, run uuid, source_key text)
+-- as the caller; 'automation' as the run `run` (step_key, kept as the comment's
+-- source_key, makes a repeated step's comment one comment).
+drop function if exists app.task_comment_add(app.tasks, text, text, uuid, text);
+create or replace function app.task_comment_add(t app.tasks, body text, author_type text, run uuid, step_key text)
 returns app.task_comments language plpgsql as $$
 declare
   c app.task_comments;
@@ -83,17 +75,17 @@ begin
     perform app.fail('INVALID_BODY', 400, 'The comment is not valid: body ' || (issues->0->>'message'),
       jsonb_build_object('issues', issues));
   end if;
-  if source_key is not null then
-    select * into c from app.task_comments where organization_id = t.organization_id and task_comments.source_key = task_comment_add.source_key;
-    if c.id is not null then
-      return c;
-    end if;
-  end if;
   insert into app.task_comments (organization_id, project_id, task_id, author_type, author_user_id, author_run_id, body,
                                  mentions, source_key)
   values (t.organization_id, t.project_id, t.id, author_type, app.user_id(), run, body,
-          app.mentioned_members(t.organization_id, body), source_key)
+          app.mentioned_members(t.organization_id, body), step_key)
+  on conflict (organization_id, source_key) where source_key is not null do nothing
   returning * into c;
+  if c.id is null then
+    -- The step was repeated (a worker that died after writing it): the comment stands.
+    select * into c from app.task_comments where organization_id = t.organization_id and source_key = step_key;
+    return c;
+  end if;
   perform app.raise_event(t.organization_id, 'comment.created',
     jsonb_build_object('task', app.task_brief(t), 'comment', app.comment_json(c)), t.project_id, author_type);
   foreach mentioned in array c.mentions loop

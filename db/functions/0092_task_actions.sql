@@ -5,7 +5,11 @@
 -- addresses the same task and the same comment again instead of writing twice.
 
 -- The project a run's action writes to: the run's own, else the one its params name
--- (an organization-wide run); active and of the run's organization.
+-- (an organization-wide run); active and of the run's organization. An
+-- organization-wide run reaches only where a start in that project would have been
+-- allowed: a project the automation is installed in, or one the person the run acts
+-- for may write to (who started it, or who bound the trigger that started it).
+-- Anywhere else is as absent as it would be over REST.
 create or replace function app.run_action_project(r app.runs, named text) returns app.projects language plpgsql stable as $$
 declare
   p app.projects;
@@ -15,6 +19,13 @@ begin
   end if;
   select * into p from app.projects
    where organization_id = r.organization_id and id = coalesce(r.project_id, app.as_uuid(named));
+  if r.project_id is null and p.id is not null
+     and not exists (select 1 from app.automation_installs i
+                      where i.organization_id = r.organization_id and i.automation_id = r.automation_id and i.project_id = p.id)
+     and not app.member_can_edit_project(r.organization_id,
+               coalesce(r.started_by, (select bound_by from app.automation_triggers where id = r.trigger_id)), p.id) then
+    p := null;
+  end if;
   if p.id is null then
     perform app.fail('INVALID_BODY', 400, case when named is null and r.project_id is null
       then 'An organization-wide run names the project in params.projectId.' else 'No such project.' end);

@@ -46,6 +46,8 @@ create table app.tasks (
   unique (id),
   unique (organization_id, project_id, external_system, external_id),
   unique (organization_id, project_id, number),
+  -- A comment's project is its task's project (task_comments' foreign key).
+  unique (organization_id, project_id, id),
   check (assignee_user_id is null or assignee_automation_id is null),
   foreign key (organization_id, project_id) references app.projects (organization_id, id) on delete cascade,
   foreign key (organization_id, assignee_automation_id) references app.automations (organization_id, id)
@@ -93,8 +95,7 @@ create table app.task_comments (
   created_at timestamptz not null default app.now(),
   primary key (organization_id, id),
   unique (id),
-  foreign key (organization_id, task_id) references app.tasks (organization_id, id) on delete cascade,
-  foreign key (organization_id, project_id) references app.projects (organization_id, id) on delete cascade
+  foreign key (organization_id, project_id, task_id) references app.tasks (organization_id, project_id, id) on delete cascade
 );
 create index task_comments_task_idx on app.task_comments (organization_id, task_id, created_at desc, id desc);
 create unique index task_comments_source_key on app.task_comments (organization_id, source_key)
@@ -120,6 +121,10 @@ create index notifications_personal_idx on app.notifications (organization_id, r
   where stream = 'personal';
 create index notifications_organization_idx on app.notifications (organization_id, recipient_id, created_at desc, id desc)
   where stream = 'organization';
+
+-- Who last bound a trigger (PUT): the person an organization-wide run it starts acts
+-- for when its action steps choose a project.
+alter table app.automation_triggers add column bound_by uuid references app.users (id) on delete set null;
 
 -- The run whose action step raised an event: its own automation's bindings do not
 -- hear it, so an automation never sets itself off again.

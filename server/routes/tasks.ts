@@ -50,7 +50,7 @@ const createFields = {
   labels: v.optional(v.pipe(v.array(required(limit('task.labelMaxUnits'))),
     v.maxLength(limit('task.maxLabels'), `at most ${limit('task.maxLabels')} labels`))),
   externalUrl: v.optional(v.pipe(v.string(), v.maxLength(2048),
-    v.check((value) => /^https?:\/\/[^/?#\s@]+(\/\S*)?$/i.test(value) && URL.canParse(value), 'must be an absolute http(s) URL'))),
+    v.check((value) => /^https?:\/\/[^/?#\s@]+([/?#]\S*)?$/i.test(value) && URL.canParse(value), 'must be an absolute http(s) URL'))),
   setupFolderName: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be blank'), v.maxLength(128),
     v.description('A root folder, matched ignoring case; its id becomes externalUrl'))),
   externalState: v.optional(externalState),

@@ -101,14 +101,36 @@ t.test('a refused action fails the step with its reason and writes nothing', asy
   t.same(row, { tasks: 0, labels: 0 }, 'nothing half-written')
 })
 
-t.test('an organization-wide run names its project in params.projectId', async (t) => {
-  const { run, beta, olive } = await actionWorld(t)
-  const done = await run('intake/anywhere', [
-    { slug: 'make', type: 'action', next: { success: 'end' }, config: { action: 'task.create', params: { title: 'x', projectId: beta } } },
+t.test('an organization-wide run names its project in params.projectId, one its starter may write to', async (t) => {
+  const { run, alpha, beta, olive, service } = await actionWorld(t)
+  const steps = (projectId: string) => [
+    { slug: 'make', type: 'action', next: { success: 'end' }, config: { action: 'task.create', params: { title: 'x', projectId } } },
     output({ task: '{{ steps.make.output.taskId }}' }),
-  ], { project: null })
-  t.equal(done.status, 'completed')
-  t.equal((await olive.get(`/api/v1/projects/${beta}/tasks/${done.output.task}`)).status, 200)
+  ]
+  const done = await run('intake/anywhere', steps(alpha), { project: null })
+  t.equal(done.status, 'completed', 'dev edits Alpha')
+  t.equal((await olive.get(`/api/v1/projects/${alpha}/tasks/${done.output.task}`)).status, 200)
+  const hidden = await run('intake/hidden', steps(beta), { project: null })
+  t.match(hidden, { status: 'failed', failureCode: 'node_error', detail: /No such project/ }, 'dev cannot see Beta')
+  const [row] = await service.db.owner<{ n: number }[]>`select count(*)::int as n from app.tasks where project_id = ${beta}`
+  t.equal(row!.n, 0, 'nothing was written to Beta')
+})
+
+t.test('task.comment names its task by externalSystem and externalId in the run\'s project', async (t) => {
+  const { run, olive, alpha } = await actionWorld(t)
+  const taskId = (await olive.post(`/api/v1/projects/${alpha}/tasks`, { externalSystem: 'crm', externalId: 'K-9', title: 'K' })).body.task.id
+  const done = await run('intake/remark', [
+    { slug: 'note', type: 'action', next: { success: 'end' },
+      config: { action: 'task.comment', params: { externalSystem: 'crm', externalId: 'K-9', body: 'Noted' } } },
+    output({ task: '{{ steps.note.output.taskId }}' }),
+  ])
+  t.equal(done.output.task, taskId)
+  const missing = await run('intake/remark-missing', [
+    { slug: 'note', type: 'action', next: { success: 'end' },
+      config: { action: 'task.comment', params: { externalSystem: 'crm', externalId: 'K-404', body: 'Noted' } } },
+    output({}),
+  ])
+  t.match(missing, { status: 'failed', failureCode: 'node_error', detail: /No such task/ })
 })
 
 t.test('a run in a project cannot write to another project', async (t) => {

@@ -3,6 +3,7 @@
 import t from 'tap'
 import { world } from '../lib/world.ts'
 import { refused } from '../lib/assert.ts'
+import { deploy, simpleDocument } from '../lib/automations.ts'
 
 const item = (externalId: string, extra: Record<string, unknown> = {}) =>
   ({ externalSystem: 'jira', externalId, title: `Item ${externalId}`, ...extra })
@@ -109,6 +110,35 @@ t.test('creating needs edit access and an active project', async (t) => {
   t.equal((await eddie.post(`/api/v1/projects/${alpha}/tasks`, item('P-1'))).status, 201, 'an editor with edit access')
   await olive.patch(`/api/v1/projects/${alpha}`, { archived: true })
   refused(t, await olive.post(`/api/v1/projects/${alpha}/tasks`, item('P-2')), 403, 'PROJECT_ARCHIVED')
+})
+
+t.test('a repeat needs the same rights as a create', async (t) => {
+  const { alpha, olive, max } = await world(t)
+  const base = `/api/v1/projects/${alpha}/tasks`
+  await olive.post(base, item('Q-1'))
+  refused(t, await max.post(base, item('Q-1', { title: 'Changed by a reader' })), 403, 'ROLE_FORBIDDEN', 'a reader repeating')
+  await olive.patch(`/api/v1/projects/${alpha}`, { archived: true })
+  refused(t, await olive.post(base, item('Q-1', { title: 'Changed in an archived project' })), 403, 'PROJECT_ARCHIVED')
+  await olive.patch(`/api/v1/projects/${alpha}`, { archived: false })
+  t.equal((await olive.get(`${base}?externalSystem=jira&externalId=Q-1`)).body.tasks[0].title, 'Item Q-1')
+})
+
+t.test('a repeat sets externalUrl when sent, and assigns automationSlug only to a task nobody holds', async (t) => {
+  const { alpha, olive, dev, seeded } = await world(t)
+  await deploy(await dev.mcp(), simpleDocument('ops/triage'))
+  const base = `/api/v1/projects/${alpha}/tasks`
+  const { body: { task: { id } } } = await olive.post(base, item('AS-1', { externalUrl: 'https://a.test/1' }))
+  await olive.post(base, item('AS-1'))
+  t.equal((await olive.get(`${base}/${id}`)).body.task.externalUrl, 'https://a.test/1', 'kept when omitted')
+  await olive.post(base, item('AS-1', { externalUrl: 'https://a.test/moved' }))
+  t.equal((await olive.get(`${base}/${id}`)).body.task.externalUrl, 'https://a.test/moved', 'moved with the source item')
+  const eddieId = seeded.users['eddie@acme.test']!.id
+  await olive.patch(`${base}/${id}`, { assignee: { type: 'user', id: eddieId } })
+  await olive.post(base, item('AS-1', { automationSlug: 'ops/triage' }))
+  t.match((await olive.get(`${base}/${id}`)).body.task.assignee, { type: 'user', id: eddieId }, 'the person keeps it')
+  await olive.patch(`${base}/${id}`, { assignee: null })
+  await olive.post(base, item('AS-1', { automationSlug: 'ops/triage' }))
+  t.same((await olive.get(`${base}/${id}`)).body.task.assignee, { type: 'automation', name: 'ops/triage' }, 'an unheld task takes it')
 })
 
 t.test('another organization\'s project and task answer 404', async (t) => {

@@ -27,6 +27,17 @@ t.test('task.created is raised once per new task, never by a repeat', async (t) 
   t.match(events[0], { project_id: w.alpha, payload: { task: { id: created.body.task.id, title: 'First', status: 'backlog', identifier: 'ALPHA-1' } } })
 })
 
+t.test('a refused create raises nothing; a create whose workflow cannot start raises task.created once', async (t) => {
+  const w = await world(t)
+  const base = `/api/v1/projects/${w.alpha}/tasks`
+  const refused = await w.olive.post(base, { externalSystem: 'jira', externalId: 'E-0', title: 'Nope', setupFolderName: 'Missing' })
+  t.equal(refused.status, 400)
+  t.same((await outbox(w)).filter((e) => e.name !== 'project.created'), [], 'nothing raised for a refused create')
+  const saved = await w.olive.post(base, { externalSystem: 'jira', externalId: 'E-00', title: 'Saved', runWorkflowSlug: 'no/such' })
+  t.same([saved.status, saved.body.runId], [201, null])
+  t.equal((await outbox(w, 'task.created')).length, 1)
+})
+
 t.test('task.status_changed is raised for a person\'s moves, with where from and where to', async (t) => {
   const w = await world(t)
   const base = `/api/v1/projects/${w.alpha}/tasks`
@@ -101,4 +112,26 @@ t.test('an automation that creates tasks never hears the task.created its own ru
   t.equal(events[1]!.source_run_id, first!.id)
   const [row] = await w.service.db.owner<{ n: number }[]>`select count(*)::int as n from app.runs where automation_name = 'hear/spawn'`
   t.equal(row!.n, 1, 'one run: its own task did not set it off again')
+})
+
+t.test('an event-started run acts for whoever bound its trigger: no writes where they cannot write', async (t) => {
+  const w = await world(t, { worker: true })
+  // dev binds it; dev edits Alpha and does not see Beta.
+  await bind(w, 'hear/follow', 'task.created', [
+    { slug: 'make', type: 'action', next: { success: 'end' },
+      config: { action: 'task.create', params: { externalSystem: 'follow', externalId: '{{ input.payload.task.id }}',
+        title: 'Follow-up', projectId: '{{ input.payload.task.projectId }}' } } },
+    { slug: 'end', type: 'output', config: { mapping: {} } },
+  ])
+  for (const project of [w.alpha, w.beta]) {
+    await w.olive.post(`/api/v1/projects/${project}/tasks`, { externalSystem: 'jira', externalId: `F-${project}`, title: 'Seed' })
+  }
+  const runs = await eventually(
+    () => w.service.db.owner<{ id: string }[]>`select id from app.runs where automation_name = 'hear/follow' order by created_at`,
+    (rows) => rows.length === 2)
+  const outcomes = await Promise.all(runs.map((r) => waitForRun(w.olive.get, r.id)))
+  const follow = await w.service.db.owner<{ project_id: string }[]>`select project_id from app.tasks where external_system = 'follow'`
+  t.same(follow.map((f) => f.project_id), [w.alpha], 'a follow-up in Alpha only')
+  t.same(outcomes.map((o) => o.status).sort(), ['completed', 'failed'])
+  t.match(outcomes.find((o) => o.status === 'failed'), { failureCode: 'node_error', detail: /No such project/ })
 })

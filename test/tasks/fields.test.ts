@@ -81,7 +81,9 @@ t.test('externalUrl must be an absolute http(s) URL', async (t) => {
     const body = refused(t, await olive.post(base, item('E-1', { externalUrl })), 400, 'INVALID_BODY', externalUrl)
     t.match(body.data.issues, [{ path: 'externalUrl' }])
   }
-  t.equal((await olive.post(base, item('E-2', { externalUrl: 'HTTP://Example.test:8080/a?b=c#d' }))).status, 201)
+  for (const [i, externalUrl] of ['HTTP://Example.test:8080/a?b=c#d', 'https://host.test?x=1', 'https://host.test#frag', 'https://host.test'].entries()) {
+    t.equal((await olive.post(base, item(`E-ok-${i}`, { externalUrl }))).status, 201, externalUrl)
+  }
 })
 
 t.test('setupFolderName stores a root folder\'s id, matched ignoring case, as the externalUrl', async (t) => {
