@@ -99,8 +99,9 @@ t.test('two identical creates racing from two connections yield one task', async
     t.same(answers.map((a) => a.status).sort(), [200, 200, 201], `round ${round}: one create, two repeats`)
     t.equal(new Set(answers.map((a) => a.body.task.id)).size, 1, `round ${round}: one task`)
   }
-  const [row] = await service.db.owner<{ count: number }[]>`select count(*)::int as count from app.tasks`
-  t.equal(row!.count, 8)
+  const [row] = await service.db.owner<{ tasks: number; labels: number }[]>`
+    select (select count(*)::int from app.tasks) as tasks, (select count(*)::int from app.task_labels) as labels`
+  t.same(row, { tasks: 8, labels: 8 }, 'one task and one catalog label per key')
 })
 
 t.test('creating needs edit access and an active project', async (t) => {
