@@ -15,8 +15,12 @@ import { indexDocument } from './tasks/index-document.ts'
 import { scheduleTick } from './tasks/schedule-tick.ts'
 import { drainEvents } from './tasks/drain-events.ts'
 import { sweepTriggerRecords } from './tasks/sweep-trigger-records.ts'
+import { generateReply } from './tasks/generate-reply.ts'
 
-export function taskList(store: ObjectStore | null): TaskList {
+/** How long a model provider may stay silent before a call fails with timeout. */
+export const DEFAULT_MODEL_TIMEOUT_MS = 60_000
+
+export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MODEL_TIMEOUT_MS): TaskList {
   return {
     forget_idle_rate_buckets: forgetIdleRateBuckets,
     delete_objects: deleteObjects(store),
@@ -28,6 +32,7 @@ export function taskList(store: ObjectStore | null): TaskList {
     schedule_tick: scheduleTick,
     drain_events: drainEvents,
     sweep_trigger_records: sweepTriggerRecords,
+    generate_reply: generateReply(modelTimeoutMs),
   }
 }
 
@@ -57,6 +62,8 @@ export interface WorkerOptions {
   crontab?: boolean
   /** The service's JSON logger; graphile-worker's own lines are forwarded to it. */
   log?: ServiceLogger
+  /** How long a model provider may stay silent before a chat turn fails with timeout (MODEL_TIMEOUT_MS). */
+  modelTimeoutMs?: number
   /** A graphile-worker logger, when the caller wants graphile's lines itself (tests). */
   logger?: Logger
 }
@@ -104,7 +111,7 @@ export async function startWorker(connectionString: string, options: WorkerOptio
   try {
     const concurrency = options.concurrency ?? 2
     runner = await run({
-      pgPool: pool, concurrency, taskList: taskList(options.objectStore),
+      pgPool: pool, concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs),
       crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000, events,
       ...(logger ? { logger } : {}),
       // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them

@@ -103,7 +103,8 @@ async function start(): Promise<void> {
   log.info('object store', { store: objectStore.description })
 
   if (parts.has('worker')) {
-    const worker = await startWorker(database.url, { objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, log })
+    const worker = await startWorker(database.url, {
+      objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, modelTimeoutMs: config.MODEL_TIMEOUT_MS, log })
     keep({ name: 'worker', stop: () => worker.stop({ graceMs: WORKER_GRACE_MS }) })
     // A worker that stops on its own (its database gone for good) takes the process
     // with it, so a supervisor restarts it rather than leaving an API without one.

@@ -128,8 +128,8 @@ begin
   end if;
   insert into app.models (organization_id, id, provider_slug, context_window, max_output_tokens, is_default)
   values (org, model_id, provider_slug, context_window, max_output_tokens, coalesce(make_default, false))
-  on conflict (organization_id, id) do update
-    set provider_slug = excluded.provider_slug, context_window = excluded.context_window,
+  on conflict on constraint models_pkey do update
+    set context_window = excluded.context_window,
         max_output_tokens = excluded.max_output_tokens, is_default = excluded.is_default;
 end $$;
 

@@ -44,6 +44,10 @@ const schema = v.object({
   // Jobs one worker process runs at once (runs, purges, indexing); measured in BENCHMARKS.md.
   WORKER_CONCURRENCY: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
     v.number(), v.minValue(1), v.maxValue(100)), '8'),
+  // How long a model provider may stay silent (before its first part or between parts)
+  // before a chat turn or an agent's call fails with timeout.
+  MODEL_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be milliseconds'), v.transform(Number),
+    v.number(), v.minValue(100)), '60000'),
   // Port of the embedded PostgreSQL that runs when DATABASE_URL is unset.
   EMBEDDED_PG_PORT: v.optional(port, '54329'),
 })
@@ -52,7 +56,7 @@ export type Config = v.InferOutput<typeof schema> & { publicBaseUrl: string }
 
 // Variables of this service share these prefixes; any other variable is the
 // environment's business, but a misspelt one of ours is caught here.
-const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT', 'WORKER_']
+const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT', 'WORKER_', 'MODEL_']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = new Set(Object.keys(schema.entries))

@@ -60,7 +60,7 @@ export async function startTestService(t: Test, env: Record<string, string> = {}
   const service = await startService(config, db.url, { port: 0, log, objectStore: options.objectStore ?? null })
   const worker = options.worker
     ? await startWorker(db.url, {
-      objectStore: options.objectStore ?? null, crontab: false,
+      objectStore: options.objectStore ?? null, crontab: false, modelTimeoutMs: config.MODEL_TIMEOUT_MS,
       logger: new WorkerLogger(() => (level, message) => record(level === 'error' ? 'error' : 'debug')(message)),
     })
     : null

@@ -39,7 +39,8 @@ async function callModel(models: CatalogModel[], config: Record<string, unknown>
     prompt: typeof config.prompt === 'string' ? config.prompt : JSON.stringify(config.prompt),
     json,
   })
-  if (!answer.ok) return fail(answer.failureCode, answer.detail)
+  // An llm step is never stopped from outside, so no call of it ends 'cancelled'.
+  if (!answer.ok) return fail(answer.failureCode === 'cancelled' ? 'connector_error' : answer.failureCode, answer.detail)
   const text = answer.text
   if (!json) return { kind: 'port', port: 'success', output: text }
   let parsed: unknown

@@ -1,0 +1,101 @@
+// An OpenAI-compatible model provider on loopback, streaming as the real ones do
+// (server-sent events of chat.completion.chunk), for chat, llm steps and agents. The
+// model named in the request picks the behaviour:
+//   echo-model   streams "echo: <last user message>" a word per chunk
+//   slow-model   the same, 120 ms between words (long enough to watch and to stop)
+//   short-model  streams words, cut at max_tokens words with finish_reason length
+//   fail-model   answers 500
+//   hang-model   sends one chunk, then nothing
+//   tool-model   (whole answers) asks for the first tool offered, then answers with its result
+// Any request with a key other than `sk-fake` is answered 401.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Test } from 'tap'
+
+export interface FakeProvider {
+  url: string
+  /** Request bodies received, newest last. */
+  requests: any[]
+}
+
+const KEY = 'Bearer sk-fake'
+
+export async function fakeProvider(t: Test): Promise<FakeProvider> {
+  const requests: any[] = []
+  const hanging = new Set<http.ServerResponse>()
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    if (!req.url?.endsWith('/chat/completions')) return json(res, 404, { error: { message: 'no route' } })
+    if (req.headers.authorization !== KEY) return json(res, 401, { error: { message: 'bad key', type: 'invalid_request_error' } })
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as any
+    requests.push(body)
+    const lastUser = [...body.messages].reverse().find((m: any) => m.role === 'user')?.content ?? ''
+    switch (body.model) {
+      case 'fail-model': return json(res, 500, { error: { message: 'the model fell over' } })
+      case 'tool-model': return toolAnswer(res, body)
+      case 'hang-model': {
+        hanging.add(res)
+        startStream(res)
+        return send(res, { content: 'Thinking' })
+      }
+      case 'short-model': {
+        const words = lastUser.split(/\s+/).filter(Boolean)
+        const max = body.max_tokens ?? Infinity
+        return streamWords(res, words.slice(0, max).map((w: string, i: number) => (i ? ` ${w}` : w)), 0, words.length > max ? 'length' : 'stop')
+      }
+      default: {
+        const words = `echo: ${lastUser}`.split(' ').map((w, i) => (i ? ` ${w}` : w))
+        if (!body.stream) return json(res, 200, completion(words.join(''), 'stop'))
+        return streamWords(res, words, body.model === 'slow-model' ? 120 : 5, 'stop')
+      }
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => {
+    for (const res of hanging) res.destroy()
+    server.closeAllConnections()
+    server.close(() => resolve())
+  }))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests }
+}
+
+function json(res: http.ServerResponse, status: number, value: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(value))
+}
+
+function completion(content: string | null, finish: string, toolCalls?: unknown[]) {
+  return { id: 'cmpl-1', object: 'chat.completion', created: 0, model: 'fake',
+    choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content, ...(toolCalls ? { tool_calls: toolCalls } : {}) } }] }
+}
+
+function startStream(res: http.ServerResponse) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+}
+
+function send(res: http.ServerResponse, delta: Record<string, unknown>, finish: string | null = null) {
+  res.write(`data: ${JSON.stringify({ id: 'chunk-1', object: 'chat.completion.chunk', created: 0, model: 'fake',
+    choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`)
+}
+
+async function streamWords(res: http.ServerResponse, words: string[], delayMs: number, finish: string) {
+  startStream(res)
+  for (const word of words) {
+    if (res.destroyed) return
+    send(res, { content: word })
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs))
+  }
+  send(res, {}, finish)
+  res.end('data: [DONE]\n\n')
+}
+
+// Asks for the first tool offered with the user's text as its argument; once a tool
+// answered, answers with what it said.
+function toolAnswer(res: http.ServerResponse, body: any) {
+  const toolResult = [...body.messages].reverse().find((m: any) => m.role === 'tool')
+  if (toolResult) return json(res, 200, completion(`tool said: ${toolResult.content}`, 'stop'))
+  const tool = body.tools?.[0]?.function?.name
+  if (!tool) return json(res, 200, completion('no tools to use', 'stop'))
+  return json(res, 200, completion(null, 'tool_calls', [{ id: 'call-1', type: 'function', function: { name: tool, arguments: '{}' } }]))
+}
