@@ -15,6 +15,7 @@ import { triggerRoutes } from './routes/triggers.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { taskRoutes } from './routes/tasks.ts'
 import { notificationRoutes } from './routes/notifications.ts'
+import { threadRoutes } from './routes/threads.ts'
 import { rateBudgets } from './auth/rate-budgets.ts'
 import { mcpRoutes } from './mcp/route.ts'
 import type { ObjectStore } from './core/storage/object-store.ts'
@@ -30,7 +31,7 @@ export interface RunningService {
 export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
-    ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...notificationRoutes, ...mcpRoutes(API_VERSION),
+    ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
     ...webhookRoutes(requests, rateBudgets(config.RATE_LIMIT_SCALE)),
   ]
   routes.push(...documentationRoutes(() => routes, { version: API_VERSION }))
