@@ -73,6 +73,10 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
     values (${org!}, ${project!}, 1, 'jira', 'FIX-1', 'Fixture', ${[label!.id]}, ${creator!.created_by}) returning id`
   await db.owner`insert into app.task_comments (organization_id, project_id, task_id, author_type, author_user_id, body)
                  values (${org!}, ${project!}, ${task!.id}, 'user', ${creator!.created_by}, 'fixture')`
+  const [thread] = await db.owner`
+    insert into app.threads (organization_id, owner_id, project_id) values (${org!}, ${creator!.created_by}, ${project!}) returning id`
+  await db.owner`insert into app.thread_messages (organization_id, thread_id, role, status, parts)
+                 values (${org!}, ${thread!.id}, 'user', 'complete', '[{"type": "text", "text": "fixture"}]')`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 
