@@ -14,6 +14,7 @@ import { runRoutes } from './routes/runs.ts'
 import { triggerRoutes } from './routes/triggers.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { taskRoutes } from './routes/tasks.ts'
+import { agentRoutes } from './routes/agents.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { threadRoutes } from './routes/threads.ts'
 import { rateBudgets } from './auth/rate-budgets.ts'
@@ -31,7 +32,7 @@ export interface RunningService {
 export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
-    ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
+    ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...agentRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
     ...webhookRoutes(requests, rateBudgets(config.RATE_LIMIT_SCALE)),
   ]
   routes.push(...documentationRoutes(() => routes, { version: API_VERSION }))

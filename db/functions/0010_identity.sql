@@ -44,6 +44,17 @@ create or replace function app.harnesses() returns jsonb language sql immutable 
            {"id": "opencode", "name": "OpenCode"}]'::jsonb
 $$;
 
+-- The tool grants a project agent may hold: deployment-wide, listed by GET /models
+-- and checked when an agent is saved (db/functions/0096_agents.sql).
+create or replace function app.agent_tools() returns jsonb language sql immutable as $$
+  select '[{"id": "files.read", "description": "Read the project''s files and folders"},
+           {"id": "tasks.comment", "description": "Comment on the project''s tasks"},
+           {"id": "tasks.create", "description": "Create tasks in the project"},
+           {"id": "tasks.read", "description": "Read the project''s tasks and their comments"},
+           {"id": "tasks.update", "description": "Move, assign and review the project''s tasks"},
+           {"id": "web.fetch", "description": "Fetch a public web page by its URL"}]'::jsonb
+$$;
+
 -- An organization's catalog: the built-in local provider's local-echo model (which
 -- an organization may re-declare, e.g. to make it the default) and the models of its
 -- configured providers. A model whose provider is gone is not accessible. The
@@ -75,7 +86,9 @@ begin
                  'pricing', c.pricing)) || jsonb_build_object('default', c.is_default)
                  order by c.provider_slug, c.id), '[]')
                from app.model_catalog() c),
-    'harnesses', app.harnesses());
+    'harnesses', app.harnesses(),
+    'tools', app.agent_tools());
 end $$;
 
-grant execute on function app.capabilities, api.me, api.teams_list, app.harnesses, app.model_catalog, api.models_list to api;
+grant execute on function app.capabilities, api.me, api.teams_list, app.harnesses, app.agent_tools, app.model_catalog,
+  api.models_list to api;

@@ -25,7 +25,8 @@ export const identityRoutes: Route[] = [
   },
   {
     kind: 'operation', method: 'GET', path: '/api/v1/models', tag: 'Identity', operation: 'models_list',
-    family: 'unpaginated', summary: "The organization's model catalog and the coding harnesses agents may run on",
+    family: 'unpaginated',
+    summary: "The organization's model catalog, the coding harnesses agents may run on and the tool grants they may hold",
     response: v.strictObject({
       models: v.array(v.strictObject({
         id: v.string(), providerSlug: v.string(), contextWindow: v.number(),
@@ -33,6 +34,8 @@ export const identityRoutes: Route[] = [
         pricing: v.optional(v.record(v.string(), v.unknown())), default: v.boolean(),
       })),
       harnesses: v.array(v.strictObject({ id: v.string(), name: v.string() })),
+      // Beyond the spec's {models, harnesses}: where clients discover an agent's tool grants.
+      tools: v.array(v.strictObject({ id: v.string(), description: v.string() })),
     }),
   },
 ]

@@ -77,6 +77,8 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
     insert into app.threads (organization_id, owner_id, project_id) values (${org!}, ${creator!.created_by}, ${project!}) returning id`
   await db.owner`insert into app.thread_messages (organization_id, thread_id, role, status, parts)
                  values (${org!}, ${thread!.id}, 'user', 'complete', '[{"type": "text", "text": "fixture"}]')`
+  await db.owner`insert into app.project_agents (organization_id, project_id, name, harness, model, secrets, created_by)
+                 values (${org!}, ${project!}, 'Fixture', 'codex', 'local-echo', ${['TOKEN']}, ${creator!.created_by})`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 
