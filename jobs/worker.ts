@@ -16,6 +16,7 @@ import { scheduleTick } from './tasks/schedule-tick.ts'
 import { drainEvents } from './tasks/drain-events.ts'
 import { sweepTriggerRecords } from './tasks/sweep-trigger-records.ts'
 import { generateReply } from './tasks/generate-reply.ts'
+import { runAgent } from './tasks/run-agent.ts'
 
 /** How long a model provider may stay silent before a call fails with timeout. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 60_000
@@ -33,6 +34,7 @@ export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MOD
     drain_events: drainEvents,
     sweep_trigger_records: sweepTriggerRecords,
     generate_reply: generateReply(modelTimeoutMs),
+    run_agent: runAgent(modelTimeoutMs),
   }
 }
 
@@ -62,7 +64,7 @@ export interface WorkerOptions {
   crontab?: boolean
   /** The service's JSON logger; graphile-worker's own lines are forwarded to it. */
   log?: ServiceLogger
-  /** How long a model provider may stay silent before a chat turn fails with timeout (MODEL_TIMEOUT_MS). */
+  /** How long a model provider may stay silent before a chat turn or an agent's call fails with timeout (MODEL_TIMEOUT_MS). */
   modelTimeoutMs?: number
   /** A graphile-worker logger, when the caller wants graphile's lines itself (tests). */
   logger?: Logger

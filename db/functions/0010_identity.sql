@@ -37,11 +37,11 @@ begin
             from app.teams t where t.organization_id = app.org_id());
 end $$;
 
--- Coding harnesses a project agent may run on: deployment-wide.
-create or replace function app.harnesses() returns jsonb language sql immutable as $$
-  select '[{"id": "claude-code", "name": "Claude Code"},
-           {"id": "codex", "name": "Codex"},
-           {"id": "opencode", "name": "OpenCode"}]'::jsonb
+-- Coding harnesses a project agent may run on: the ones this deployment can run
+-- (app.deployment_harnesses, kept by the operator).
+create or replace function app.harnesses() returns jsonb language sql stable as $$
+  select coalesce(jsonb_agg(jsonb_build_object('id', h.id, 'name', h.name) order by h.position, h.id), '[]')
+    from app.deployment_harnesses h
 $$;
 
 -- The tool grants a project agent may hold: deployment-wide, listed by GET /models

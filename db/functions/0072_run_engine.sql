@@ -59,6 +59,7 @@ declare
   r app.runs;
   outcome text := step->>'outcome';
   wait_id uuid;
+  turn_id uuid;
 begin
   select * into r from app.runs where organization_id = organization and id = run for update;
   if r.id is null or r.status <> 'running' or r.seq <> expected_seq then
@@ -91,6 +92,14 @@ begin
       insert into app.run_asks (organization_id, run_id, step_slug, question, fields)
       values (r.organization_id, r.id, step->'wait'->>'slug', step->'wait'->>'question', coalesce(step->'wait'->'fields', '[]'))
       returning id into wait_id;
+    elsif step->>'waitingFor' = 'agent' then
+      -- The agent's turn, run by its own job (db/functions/0097_agent_turns.sql).
+      insert into app.agent_turns (organization_id, run_id, step_slug, run_seq, agent_id, agent_name, prompt, answer_format)
+      values (r.organization_id, r.id, step->'wait'->>'slug', r.seq, app.as_uuid(step->'wait'->>'agentId'),
+              step->'wait'->>'agentName', coalesce(step->'wait'->>'prompt', ''), coalesce(step->'wait'->'answerFormat', '{}'))
+      returning id into turn_id;
+      perform app.enqueue('run_agent', jsonb_build_object('organizationId', r.organization_id, 'turnId', turn_id),
+                          'agent-turn:' || turn_id);
     end if;
     update app.runs
        set status = 'waiting', waiting_for = step->>'waitingFor',

@@ -1,8 +1,9 @@
 import type { JobHelpers, Task } from 'graphile-worker'
 import type { AutomationDocument } from '../../server/core/automations/document.ts'
 import { inputProblem } from '../../server/core/automations/document.ts'
+import { storable } from '../../server/core/storable.ts'
 import { advance, type Effect, type EngineState, type RunContext, type StepCommit } from '../../server/core/engine/engine.ts'
-import { liveConnectors, type CatalogModel, type PlatformAction } from '../../server/core/engine/connectors.ts'
+import { liveConnectors, type AgentCheck, type CatalogModel, type PlatformAction } from '../../server/core/engine/connectors.ts'
 
 interface Claim {
   run: {
@@ -72,7 +73,7 @@ async function execute(claim: Claim, committer: Committer, helpers: JobHelpers):
     mockFor: (step) => step.mock,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   }
-  const connectors = liveConnectors(claim.models, platformActions(helpers, run.organization_id))
+  const connectors = liveConnectors(claim.models, platformActions(helpers, run.organization_id), agentCheck(helpers, run.organization_id))
   for (;;) {
     const step = await advance(document, state, context, connectors)
     let status: string
@@ -105,9 +106,11 @@ function platformActions(helpers: JobHelpers, organizationId: string): PlatformA
   }
 }
 
-// PostgreSQL's jsonb holds no NUL character; a step's output may (bytes from an
-// endpoint), so NULs are stored as the replacement character.
-function storable(step: unknown): string {
-  return JSON.stringify(step, (_key, value: unknown) =>
-    typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\ufffd') : value)
+// The agent an agent step names, resolved and checked in SQL before the run parks.
+function agentCheck(helpers: JobHelpers, organizationId: string): AgentCheck {
+  return async (agentRef, projectRef, context) => {
+    const { rows: [row] } = await helpers.query<{ checked: Awaited<ReturnType<AgentCheck>> }>(
+      'select app.worker_agent_check($1, $2, $3, $4) as checked', [organizationId, context.run.id, agentRef, projectRef])
+    return row!.checked
+  }
 }

@@ -171,9 +171,10 @@ t.test('action and agent steps in live runs', async (t) => {
   const action = await run([{ slug: 'act', type: 'action', config: { action: 'contact.upsert', params: { email: 'x@y.test' } }, next: { success: 'end' } }, output({})])
   t.match(action, { status: 'failed', failureCode: 'node_error' })
   t.match(action.detail, /contact\.upsert is not available/)
-  const agent = await run([{ slug: 'delegate', type: 'agent', config: { agent: 'helper', prompt: 'go' }, next: { success: 'end' } }, output({})],
-    { settle: (r) => r.status === 'waiting' })
-  t.match(agent, { status: 'waiting', waitingFor: 'agent', detail: 'agent:delegate' })
+  // Agents that run are tested in test/agents/steps.test.ts; an agent step that cannot
+  // reach an agent fails at once instead of parking the run.
+  const agent = await run([{ slug: 'delegate', type: 'agent', config: { agent: 'helper', prompt: 'go' }, next: { success: 'end' } }, output({})])
+  t.match(agent, { status: 'failed', failureCode: 'node_error', detail: /names the agent's project in the step's projectId/ })
 })
 
 t.test('repeat: over items, and polling with a delay that parks the run', async (t) => {

@@ -58,6 +58,8 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
     returning id`
   await db.owner`insert into app.run_approvals (organization_id, run_id, step_slug, title) values (${org!}, ${run!.id}, 'end', 'ok?')`
   await db.owner`insert into app.run_asks (organization_id, run_id, step_slug, question) values (${org!}, ${run!.id}, 'end', 'why?')`
+  await db.owner`insert into app.agent_turns (organization_id, run_id, step_slug, run_seq, agent_name, prompt)
+                 values (${org!}, ${run!.id}, 'end', 0, 'Fixture', 'do it')`
   const [trigger] = await db.owner`
     insert into app.automation_triggers (organization_id, automation_id, kind, token_hash)
     values (${org!}, ${automation!.id}, 'webhook', app.webhook_token_hash(${`fixture-token-${org}`})) returning id`

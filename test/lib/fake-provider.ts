@@ -6,7 +6,11 @@
 //   short-model  streams words, cut at max_tokens words with finish_reason length
 //   fail-model   answers 500
 //   hang-model   sends one chunk, then nothing
-//   tool-model   (whole answers) asks for the first tool offered, then answers with its result
+//   tool-model   (whole answers) asks for the tool calls a JSON user message lists as
+//                {"calls": [{"name", "arguments"}]}, else for the first tool offered;
+//                once tools answered, answers with what the last one said
+//   loop-model   (whole answers) asks for the first tool offered, every time
+//   slow-model   whole answers come after 300 ms
 // Any request with a key other than `sk-fake` is answered 401.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -34,6 +38,10 @@ export async function fakeProvider(t: Test): Promise<FakeProvider> {
     switch (body.model) {
       case 'fail-model': return json(res, 500, { error: { message: 'the model fell over' } })
       case 'tool-model': return toolAnswer(res, body)
+      case 'loop-model': {
+        const tool = body.tools?.[0]?.function?.name ?? 'none'
+        return json(res, 200, completion(null, 'tool_calls', [{ id: `call-${requests.length}`, type: 'function', function: { name: tool, arguments: '{}' } }]))
+      }
       case 'hang-model': {
         hanging.add(res)
         startStream(res)
@@ -46,7 +54,10 @@ export async function fakeProvider(t: Test): Promise<FakeProvider> {
       }
       default: {
         const words = `echo: ${lastUser}`.split(' ').map((w, i) => (i ? ` ${w}` : w))
-        if (!body.stream) return json(res, 200, completion(words.join(''), 'stop'))
+        if (!body.stream) {
+          if (body.model === 'slow-model') await new Promise((r) => setTimeout(r, 300))
+          return json(res, 200, completion(words.join(''), 'stop'))
+        }
         return streamWords(res, words, body.model === 'slow-model' ? 120 : 5, 'stop')
       }
     }
@@ -90,12 +101,19 @@ async function streamWords(res: http.ServerResponse, words: string[], delayMs: n
   res.end('data: [DONE]\n\n')
 }
 
-// Asks for the first tool offered with the user's text as its argument; once a tool
-// answered, answers with what it said.
+// Asks for the calls a JSON user message lists, else for the first tool offered;
+// once a tool answered, answers with what the last one said.
 function toolAnswer(res: http.ServerResponse, body: any) {
   const toolResult = [...body.messages].reverse().find((m: any) => m.role === 'tool')
   if (toolResult) return json(res, 200, completion(`tool said: ${toolResult.content}`, 'stop'))
-  const tool = body.tools?.[0]?.function?.name
-  if (!tool) return json(res, 200, completion('no tools to use', 'stop'))
-  return json(res, 200, completion(null, 'tool_calls', [{ id: 'call-1', type: 'function', function: { name: tool, arguments: '{}' } }]))
+  const lastUser = [...body.messages].reverse().find((m: any) => m.role === 'user')?.content ?? ''
+  let listed: { name: string; arguments: unknown }[] | null = null
+  try {
+    listed = JSON.parse(lastUser).calls ?? null
+  } catch { /* plain text: the first tool */ }
+  const calls = listed ?? (body.tools?.[0] ? [{ name: body.tools[0].function.name, arguments: {} }] : [])
+  if (calls.length === 0) return json(res, 200, completion('no tools to use', 'stop'))
+  return json(res, 200, completion(null, 'tool_calls', calls.map((c, i) => ({
+    id: `call-${i + 1}`, type: 'function', function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+  }))))
 }

@@ -37,7 +37,9 @@ export const STEP_CONFIG: Record<StepType, string> = {
   action: `{action: ${ACTIONS.join(' | ')}, params?: {name: template}}`,
   approval: '{title: template}; parks the run until someone approves or rejects',
   ask: '{question: template, fields: [{name, type?: "string" | "number" | "boolean", required?: boolean}]}; parks the run until someone answers',
-  agent: '{agent: a project agent\'s slug, prompt: template}; parks the run until the agent reports back',
+  agent: '{agent: a project agent of the run\'s project, by id or name, prompt: template, projectId?: the project an '
+    + 'organization-wide run\'s agent belongs to, outputFormat?: "text" | "json", outputSchema?: a JSON Schema the JSON answer '
+    + 'must match}; parks the run (waiting, agent) while the agent answers with its model and granted tools; the answer is the output',
   repeat: '{items: an expression giving a list, or until: an expression; delayMs?: 0 to 86400000 between iterations, '
     + 'maxIterations?: 1 to 10000}; the loop port runs once per iteration, done when finished',
   output: '{mapping: {name: value or template}}; becomes the run\'s output',
@@ -175,6 +177,9 @@ const configRules: Partial<Record<StepType, (config: Record<string, unknown>) =>
   agent: (c) => [
     ...(typeof c.agent === 'string' && c.agent ? [] : [{ path: 'agent', message: 'is required' }]),
     ...(typeof c.prompt === 'string' ? [] : [{ path: 'prompt', message: 'is required' }]),
+    ...(c.projectId === undefined || (typeof c.projectId === 'string' && c.projectId) ? [] : [{ path: 'projectId', message: 'must be a project id' }]),
+    ...(c.outputFormat === undefined || c.outputFormat === 'text' || c.outputFormat === 'json' ? [] : [{ path: 'outputFormat', message: 'must be text or json' }]),
+    ...(c.outputSchema === undefined ? [] : schemaIssue('outputSchema', c.outputSchema)),
   ],
   repeat: (c) => {
     const items = typeof c.items === 'string'

@@ -1,8 +1,9 @@
 // What live steps reach: the organization's models (llm), outbound HTTP (http) and
 // platform writes (action).
-import { schemaViolations } from '../automations/document.ts'
 import type { Connectors, RunContext, StepOutcome } from './engine.ts'
+import type { FailureCode } from '../automations/document.ts'
 import { completeChat, type CatalogModel } from '../models/provider.ts'
+import { readAnswer } from '../models/answer.ts'
 import { readCapped } from '../http-body.ts'
 
 export type { CatalogModel }
@@ -17,8 +18,19 @@ const fail = (failureCode: Extract<StepOutcome, { kind: 'fail' }>['failureCode']
 /** A platform write (task.create, task.comment) performed for a run by whoever holds the database. */
 export type PlatformAction = (action: string, params: Record<string, unknown>, context: RunContext) => Promise<StepOutcome>
 
-export function liveConnectors(models: CatalogModel[], platform: PlatformAction): Connectors {
+/** The agent a step names, checked for what running it needs (app.worker_agent_check). */
+export type AgentCheck = (agentRef: string, projectRef: string | null, context: RunContext) =>
+  Promise<{ agentId: string; agentName: string } | { failureCode: FailureCode; detail: string }>
+
+export function liveConnectors(models: CatalogModel[], platform: PlatformAction, checkAgent: AgentCheck): Connectors {
   return {
+    agent: async (config, context) => {
+      const checked = await checkAgent(String(config.agent), typeof config.projectId === 'string' ? config.projectId : null, context)
+      if ('failureCode' in checked) return fail(checked.failureCode, checked.detail)
+      const prompt = typeof config.prompt === 'string' ? config.prompt : JSON.stringify(config.prompt)
+      const answerFormat = { outputFormat: config.outputFormat ?? 'text', ...(config.outputSchema !== undefined ? { outputSchema: config.outputSchema } : {}) }
+      return { kind: 'park', waitingFor: 'agent', wait: { agentId: checked.agentId, agentName: checked.agentName, prompt, answerFormat } }
+    },
     llm: (config) => callModel(models, config),
     http: (config) => callHttp(config),
     action: (config, context) => {
@@ -41,21 +53,8 @@ async function callModel(models: CatalogModel[], config: Record<string, unknown>
   })
   // An llm step is never stopped from outside, so no call of it ends 'cancelled'.
   if (!answer.ok) return fail(answer.failureCode === 'cancelled' ? 'connector_error' : answer.failureCode, answer.detail)
-  const text = answer.text
-  if (!json) return { kind: 'port', port: 'success', output: text }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return fail('llm_output_invalid', 'the model\'s answer is not JSON')
-  }
-  if (config.outputSchema !== undefined) {
-    const problems = schemaViolations(config.outputSchema, parsed, 'output')
-    if (problems.length > 0) {
-      return fail('llm_output_invalid', `the model's answer does not match outputSchema: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`)
-    }
-  }
-  return { kind: 'port', port: 'success', output: parsed }
+  const read = readAnswer(answer.text, json, config.outputSchema)
+  return read.ok ? { kind: 'port', port: 'success', output: read.output } : fail('llm_output_invalid', read.detail)
 }
 
 async function callHttp(config: Record<string, unknown>): Promise<StepOutcome> {

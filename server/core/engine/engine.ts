@@ -51,6 +51,8 @@ export interface Connectors {
   llm: (config: Record<string, unknown>, context: RunContext) => Promise<StepOutcome>
   http: (config: Record<string, unknown>, context: RunContext) => Promise<StepOutcome>
   action: (config: Record<string, unknown>, context: RunContext) => Promise<StepOutcome>
+  /** Checks the agent a step names and hands it the work: a park, or a failure when it cannot run. */
+  agent: (config: Record<string, unknown>, context: RunContext) => Promise<StepOutcome>
 }
 
 export interface RunContext {
@@ -212,9 +214,12 @@ async function runStep(document: AutomationDocument, state: EngineState, step: S
       const question = String(await render(config.question, scope()))
       return { kind: 'park', waitingFor: 'ask', wait: { question, fields: config.fields } }
     }
-    case 'agent':
-      // Handed to a project agent; the run resumes when the agent reports back.
-      return { kind: 'park', waitingFor: 'agent', detail: `agent:${step.slug}` }
+    case 'agent': {
+      // Handed to a project agent; the run resumes with its answer when it reports
+      // back. An agent that cannot run fails the step here, never leaving it parked.
+      const outcome = await connectors.agent(await render(config, scope()) as Record<string, unknown>, context)
+      return outcome.kind === 'park' ? { ...outcome, detail: `agent:${step.slug}` } : outcome
+    }
     case 'repeat':
       return repeat(state, step, scope)
     case 'llm':

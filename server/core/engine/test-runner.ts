@@ -23,6 +23,7 @@ const noConnectors: Connectors = {
   llm: () => Promise.reject(new Error('mock runs call no model')),
   http: () => Promise.reject(new Error('mock runs call no endpoint')),
   action: () => Promise.reject(new Error('mock runs write nothing')),
+  agent: () => Promise.reject(new Error('mock runs hand nothing to agents')),
 }
 
 // Tests never see secret values: each secret the document names reads as a

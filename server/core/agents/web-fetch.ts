@@ -1,0 +1,107 @@
+// An agent's web.fetch tool: one public page, read as text up to a byte cap. "Public"
+// is decided where the connection is made: every address a name resolves to is
+// checked as the socket connects (and again on each redirect), so a name that
+// resolves to a loopback, private, link-local or otherwise internal address is
+// refused, and one that changes its answer between a check and the connect is too.
+import http from 'node:http'
+import https from 'node:https'
+import dns from 'node:dns'
+import net from 'node:net'
+
+export type FetchAnswer = { result: { url: string; status: number; contentType: string; text: string; truncated: boolean } } | { error: string }
+
+const MAX_REDIRECTS = 5
+const TIMEOUT_MS = 20_000
+
+/** Whether an address is one a public page cannot live at. */
+export function isInternalAddress(address: string): boolean {
+  const list = new net.BlockList()
+  for (const [prefix, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
+    ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+    list.addSubnet(prefix, bits, 'ipv4')
+  }
+  for (const [prefix, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
+    list.addSubnet(prefix, bits, 'ipv6')
+  }
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped) return list.check(mapped[1]!, 'ipv4')
+  return list.check(address, net.isIPv6(address) ? 'ipv6' : 'ipv4')
+}
+
+// The connection's own lookup: the only addresses it may connect to are public ones.
+const publicLookup: net.LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, '', 4)
+    const list = addresses as dns.LookupAddress[]
+    const refused = list.find((a) => isInternalAddress(a.address))
+    if (refused || list.length === 0) {
+      return callback(new Error(`${hostname} is not a public address`), '', 4)
+    }
+    if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list)
+    callback(null, list[0]!.address, list[0]!.family)
+  })
+}
+
+export async function fetchPublicPage(address: string, maxBytes: number, bearer?: string): Promise<FetchAnswer> {
+  let url: URL
+  try {
+    url = new URL(address)
+  } catch {
+    return { error: 'the url is not an absolute address' }
+  }
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { error: 'only http and https addresses are fetched' }
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    if (net.isIP(host) && isInternalAddress(host)) return { error: `${host} is not a public address` }
+    let response: http.IncomingMessage
+    try {
+      response = await request(url, bearer)
+    } catch (error) {
+      return { error: `fetching ${url.origin}${url.pathname} failed: ${(error as Error).message}` }
+    }
+    const location = response.headers.location
+    if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
+      response.resume()
+      url = new URL(location, url)
+      // A token meant for one origin never follows a redirect to another.
+      if (bearer && url.origin !== new URL(address).origin) bearer = undefined
+      continue
+    }
+    const { text, truncated } = await readText(response, maxBytes)
+    return { result: { url: url.toString(), status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? '', text, truncated } }
+  }
+  return { error: `more than ${MAX_REDIRECTS} redirects` }
+}
+
+function request(url: URL, bearer?: string): Promise<http.IncomingMessage> {
+  const client = url.protocol === 'https:' ? https : http
+  return new Promise((resolve, reject) => {
+    const req = client.request(url, {
+      method: 'GET', lookup: publicLookup, timeout: TIMEOUT_MS,
+      headers: { accept: 'text/html, text/plain, application/json;q=0.9, */*;q=0.5', 'user-agent': 'tale-agent/1',
+        ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+    }, resolve)
+    req.on('timeout', () => req.destroy(new Error(`no answer in ${TIMEOUT_MS} ms`)))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+async function readText(response: http.IncomingMessage, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Buffer[] = []
+  let size = 0
+  let truncated = false
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    if (size + chunk.length > maxBytes) {
+      chunks.push(chunk.subarray(0, maxBytes - size))
+      truncated = true
+      response.destroy()
+      break
+    }
+    chunks.push(chunk)
+    size += chunk.length
+  }
+  // A cut in the middle of a character drops the partial character.
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks))
+  return { text: truncated ? text.replace(/\uFFFD$/, '') : text, truncated }
+}
