@@ -191,3 +191,26 @@ drop function if exists app.revoke_grants_of_disabled_member();
 
 -- Operator commands are never the request role's to call: nothing here is granted
 -- to api (functions are the owner's alone unless a file grants them).
+
+-- The harnesses this deployment runs agents on. A harness removed here is refused
+-- when an agent is saved and fails a run's agent step at once; agents keep their
+-- configuration until they are saved again.
+create or replace function app.operator_harnesses() returns jsonb language sql stable as $$
+  select app.harnesses()
+$$;
+
+create or replace function app.operator_harness_add(harness_id text, harness_name text) returns void language plpgsql as $$
+begin
+  if harness_id !~ '^[a-z0-9][a-z0-9-]{0,62}$' then
+    raise exception 'a harness id is lowercase letters, digits and dashes (up to 63)';
+  end if;
+  insert into app.deployment_harnesses (id, name, position)
+  values (harness_id, coalesce(nullif(trim(harness_name), ''), harness_id),
+          coalesce((select max(position) from app.deployment_harnesses), 0) + 1)
+  on conflict (id) do update set name = excluded.name;
+end $$;
+
+create or replace function app.operator_harness_remove(harness_id text) returns boolean language sql as $$
+  with removed as (delete from app.deployment_harnesses where id = harness_id returning 1)
+  select exists (select 1 from removed)
+$$;

@@ -8,7 +8,7 @@ import { resolveDatabase } from '../core/db/database.ts'
 import { ownerPool, type Sql } from '../core/db/connection.ts'
 import { migrate } from '../core/db/migrate.ts'
 import { describeDatabaseError, LEVELS, ROLES } from './errors.ts'
-import { addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, revokeKey, seed, seedSchema, setUploadPolicy } from './operations.ts'
+import { addHarness, addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, listHarnesses, removeHarness, revokeKey, seed, seedSchema, setUploadPolicy } from './operations.ts'
 
 interface Command {
   usage: string
@@ -38,6 +38,12 @@ const commands: Record<string, Command> = {
   'model add': {
     usage: 'model add --org S --id M --provider P --context-window N [--max-output-tokens N] [--default]',
     does: 'adds a model to an organization\'s catalog',
+  },
+  'harness list': { usage: 'harness list', does: 'lists the coding harnesses this deployment runs project agents on' },
+  'harness add': { usage: 'harness add --id H [--name N]', does: 'adds a harness this deployment can run, or renames one' },
+  'harness remove': {
+    usage: 'harness remove --id H',
+    does: 'removes a harness this deployment cannot run: agents on it are refused when saved, and their steps fail at once',
   },
 }
 
@@ -142,6 +148,13 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
         default: values.default === true,
       })
       return { ok: true }
+    case 'harness list':
+      return { harnesses: await listHarnesses(sql) }
+    case 'harness add':
+      await addHarness(sql, required(values, 'id'), (values.name as string | undefined) ?? '')
+      return { ok: true }
+    case 'harness remove':
+      return { removed: await removeHarness(sql, required(values, 'id')) }
     default:
       throw new UsageError(`unknown command "${command}"; \`admin help\` lists the commands`)
   }

@@ -109,6 +109,20 @@ export async function addModel(sql: Sql, org: string, model: { id: string; provi
     ${model.contextWindow}, ${model.maxOutputTokens ?? null}, ${model.default ?? false})`
 }
 
+export async function listHarnesses(sql: Sql): Promise<unknown> {
+  const [row] = await sql<{ harnesses: unknown }[]>`select app.operator_harnesses() as harnesses`
+  return row!.harnesses
+}
+
+export async function addHarness(sql: Sql, id: string, name: string): Promise<void> {
+  await sql`select app.operator_harness_add(${id}, ${name})`
+}
+
+export async function removeHarness(sql: Sql, id: string): Promise<boolean> {
+  const [row] = await sql<{ removed: boolean }[]>`select app.operator_harness_remove(${id}) as removed`
+  return row!.removed
+}
+
 export interface SeedResult {
   organizations: Record<string, { id: string }>
   users: Record<string, { id: string; keys: Record<string, string> }>

@@ -139,6 +139,17 @@ t.test('single operator commands, on one database', async (t) => {
     t.same(await json(t, ['key', 'revoke', '--id', key.id]), { revoked: false }, 'revoking twice changes nothing')
   })
 
+  t.test('harness list, add and remove keep the deployment\'s harness list', async (t) => {
+    const ids = async () => (await json(t, ['harness', 'list'])).harnesses.map((h: { id: string }) => h.id)
+    t.same(await ids(), ['claude-code', 'codex', 'opencode'])
+    t.same(await json(t, ['harness', 'add', '--id', 'aider', '--name', 'Aider']), { ok: true })
+    t.same(await ids(), ['claude-code', 'codex', 'opencode', 'aider'])
+    t.same(await json(t, ['harness', 'remove', '--id', 'opencode']), { removed: true })
+    t.same(await json(t, ['harness', 'remove', '--id', 'opencode']), { removed: false }, 'removing twice changes nothing')
+    t.same(await ids(), ['claude-code', 'codex', 'aider'])
+    await t.rejects(admin(db.url, ['harness', 'add', '--id', 'Not Valid']), 'an id that is not lowercase letters, digits and dashes')
+  })
+
   t.test('a missing option or an unknown command is refused', async (t) => {
     await t.rejects(admin(db.url, ['member', 'add', '--org', 'acme']), 'a missing option is refused')
     await t.rejects(admin(db.url, ['frobnicate']), 'an unknown command is refused')
@@ -153,7 +164,7 @@ t.test('help', async (t) => {
     for (const args of [['--help'], ['-h'], ['help'], []]) {
       const { stdout } = await admin(url, args)
       t.match(stdout, /^usage: npm run --silent admin -- <command>/, `${args.join(' ') || '(nothing)'} prints the usage`)
-      for (const command of ['migrate', 'seed', 'org create', 'org upload-policy', 'user create', 'member add', 'key create', 'key revoke', 'project grant', 'model add']) {
+      for (const command of ['migrate', 'seed', 'org create', 'org upload-policy', 'user create', 'member add', 'key create', 'key revoke', 'project grant', 'model add', 'harness list', 'harness add', 'harness remove']) {
         t.ok(stdout.includes(`\n  ${command}`), `it lists ${command}`)
       }
     }
