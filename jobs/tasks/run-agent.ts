@@ -43,16 +43,24 @@ export function runAgent(idleTimeoutMs: number): Task {
     }
     const offered = new Map(started.tools.map((tool) => [functionName(tool.id), tool.id]))
     const deadline = AbortSignal.timeout(Math.max(1, started.remainingMs))
-    const outcome = await runAgentTurn({
-      model, instructions: agent.instructions, prompt: started.turn.prompt, tools: toolDefinitions(started.tools),
-      answerFormat: started.turn.answerFormat, maxRounds: limit('agent.maxToolRounds'), idleTimeoutMs, signal: deadline,
-      callTool: (name, args, place) => callTool(helpers, organizationId, turnId, offered.get(name), name, args, place, started.secrets),
-      onProgress: async (transcript: ChatMessage[]) => {
-        const { rows: [live] } = await helpers.query<{ live: boolean }>('select app.worker_agent_progress($1, $2, $3) as live',
-          [organizationId, turnId, storable(transcript)])
-        return live?.live === true
-      },
-    })
+    let outcome: AgentOutcome
+    try {
+      outcome = await runAgentTurn({
+        model, instructions: agent.instructions, prompt: started.turn.prompt, tools: toolDefinitions(started.tools),
+        answerFormat: started.turn.answerFormat, maxRounds: limit('agent.maxToolRounds'), idleTimeoutMs, signal: deadline,
+        callTool: (name, args, place) => callTool(helpers, organizationId, turnId, offered.get(name), name, args, place, started.secrets),
+        onProgress: async (transcript: ChatMessage[]) => {
+          const { rows: [live] } = await helpers.query<{ live: boolean }>('select app.worker_agent_progress($1, $2, $3) as live',
+            [organizationId, turnId, storable(transcript)])
+          return live?.live === true
+        },
+      })
+    } catch (error) {
+      // A fault of the turn itself fails the step rather than parking the run through
+      // every retry of the job; a settle that cannot be stored is retried by the job.
+      helpers.logger.error(`agent turn ${turnId} failed: ${(error as Error).message}`)
+      outcome = { kind: 'failed', failureCode: 'internal_error', detail: 'the agent turn failed inside the service', transcript: [], effects: [] }
+    }
     await settle(settlement(outcome))
   }
 }
