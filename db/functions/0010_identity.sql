@@ -51,7 +51,7 @@ create or replace function app.agent_tools() returns jsonb language sql immutabl
            {"id": "tasks.comment", "description": "Comment on the project''s tasks"},
            {"id": "tasks.create", "description": "Create tasks in the project"},
            {"id": "tasks.read", "description": "Read the project''s tasks and their comments"},
-           {"id": "tasks.update", "description": "Move, assign and review the project''s tasks"},
+           {"id": "tasks.update", "description": "Move the project''s tasks between statuses"},
            {"id": "web.fetch", "description": "Fetch a public web page by its URL"}]'::jsonb
 $$;
 

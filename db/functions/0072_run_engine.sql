@@ -98,8 +98,9 @@ begin
       values (r.organization_id, r.id, step->'wait'->>'slug', r.seq, app.as_uuid(step->'wait'->>'agentId'),
               step->'wait'->>'agentName', coalesce(step->'wait'->>'prompt', ''), coalesce(step->'wait'->'answerFormat', '{}'))
       returning id into turn_id;
-      perform app.enqueue('run_agent', jsonb_build_object('organizationId', r.organization_id, 'turnId', turn_id),
-                          'agent-turn:' || turn_id);
+      -- Few attempts: a turn that keeps failing is ended by app.worker_expire_agent_turns.
+      perform graphile_worker.add_job('run_agent', json_build_object('organizationId', r.organization_id, 'turnId', turn_id),
+                                      job_key => 'agent-turn:' || turn_id, max_attempts => 3);
     end if;
     update app.runs
        set status = 'waiting', waiting_for = step->>'waitingFor',

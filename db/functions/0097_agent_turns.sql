@@ -63,8 +63,8 @@ begin
 end $$;
 
 -- Takes a turn for the job: marks it running and answers what the agent needs (its
--- configuration, its model, the values of its granted secrets that still exist, the
--- descriptions of its granted tools, the time the run has left); null when the turn
+-- configuration, its model, the descriptions of its granted tools, the time the run
+-- has left); null when the turn
 -- is no longer the run's (cancelled, timed out, already settled), which voids it.
 -- A job repeated after a worker died starts the turn over.
 create or replace function app.worker_agent_start(organization uuid, turn uuid) returns jsonb language plpgsql as $$
@@ -83,8 +83,14 @@ begin
     return null;
   end if;
   select * into a from app.project_agents where organization_id = organization and id = tr.agent_id;
-  update app.agent_turns set status = 'running', started_at = app.now(), transcript = '[]'
-   where organization_id = organization and id = turn;
+  update app.agent_turns
+     set status = 'running', started_at = app.now(), transcript = '[]',
+         -- The time the run had left when it parked, counted from the park; a repeated
+         -- job keeps the first deadline.
+         deadline_at = coalesce(deadline_at, created_at
+           + coalesce((r.state->>'remainingMs')::bigint, app.limit('run.defaultTimeoutMs')) * interval '1 millisecond')
+   where organization_id = organization and id = turn
+  returning * into tr;
   return jsonb_build_object(
     'turn', jsonb_build_object('id', tr.id, 'runId', tr.run_id, 'prompt', tr.prompt, 'answerFormat', tr.answer_format,
                                'agentName', tr.agent_name),
@@ -92,18 +98,23 @@ begin
                'id', a.id, 'name', a.name, 'harness', a.harness, 'instructions', a.instructions, 'tools', to_jsonb(a.tools),
                'harnessRunnable', exists (select 1 from app.deployment_harnesses h where h.id = a.harness)) end,
     'model', case when a.id is not null then app.agent_model(a) end,
-    'secrets', coalesce((select jsonb_object_agg(s.name, s.value) from app.secrets s
-                          where s.organization_id = organization and s.name = any (a.secrets)), '{}'),
     'tools', coalesce((select jsonb_agg(t.tool) from jsonb_array_elements(app.agent_tools()) t(tool)
                         where t.tool->>'id' = any (a.tools)), '[]'),
-    -- The run's clock stops while it waits (remainingMs); the agent may use what is left.
-    'remainingMs', coalesce((r.state->>'remainingMs')::bigint, app.limit('run.defaultTimeoutMs')));
+    'remainingMs', greatest(0, (extract(epoch from tr.deadline_at - app.now()) * 1000)::bigint));
 end $$;
 
 -- Whether a turn is still the one its run waits for.
 create or replace function app.agent_turn_current(tr app.agent_turns, r app.runs) returns boolean language sql stable as $$
   select r.id is not null and r.status = 'waiting' and r.waiting_for = 'agent' and r.seq = tr.run_seq
      and tr.status in ('queued', 'running')
+$$;
+
+-- Whether the turn is still wanted: the job asks while a long call runs, and stops it
+-- when the run was cancelled meanwhile.
+create or replace function app.worker_agent_live(organization uuid, turn uuid) returns boolean language sql stable as $$
+  select coalesce((select app.agent_turn_current(tr, r)
+                     from app.agent_turns tr join app.runs r on r.organization_id = tr.organization_id and r.id = tr.run_id
+                    where tr.organization_id = organization and tr.id = turn), false)
 $$;
 
 -- Keeps the conversation so far; false when the turn is no longer its run's (a
@@ -136,14 +147,11 @@ declare
   a app.project_agents;
   p app.projects;
   t app.tasks;
-  c app.task_comments;
-  previous text;
-  upserted record;
-  d app.documents;
-  text_limit bigint := app.limit('agent.fileReadMaxBytes');
+  answer jsonb;
 begin
   select * into tr from app.agent_turns where organization_id = organization and id = turn;
-  select * into r from app.runs where organization_id = organization and id = tr.run_id;
+  -- Shared with other tool calls, exclusive of a cancel: no write lands after one.
+  select * into r from app.runs where organization_id = organization and id = tr.run_id for share;
   if tr.id is null or not app.agent_turn_current(tr, r) then
     return jsonb_build_object('stopped', true);
   end if;
@@ -159,13 +167,42 @@ begin
     return jsonb_build_object('error', 'the project is archived');
   end if;
   begin
-    if tool in ('tasks.comment', 'tasks.update') or (tool = 'tasks.read' and args ? 'taskId') then
+    if tool in ('tasks.comment', 'tasks.update') or (tool = 'tasks.read' and args->>'taskId' is not null) then
       select * into t from app.tasks
        where organization_id = organization and project_id = p.id and id = app.as_uuid(args->>'taskId');
       if t.id is null then
         return jsonb_build_object('error', 'no such task in the project');
       end if;
     end if;
+    answer := app.agent_tool_answer(r, p, t, a, tool, args, place);
+    -- Each call's write is listed once, also when a repeated job makes the call again.
+    if answer ? 'effect' then
+      update app.agent_turns set effects = effects || jsonb_build_array(answer->'effect' || jsonb_build_object('call', place))
+       where organization_id = organization and id = turn
+         and not exists (select 1 from jsonb_array_elements(effects) e where e->>'call' = place);
+    end if;
+    return answer;
+  exception when sqlstate 'TL000' then
+    declare
+      message text;
+    begin
+      get stacked diagnostics message = message_text;
+      return jsonb_build_object('error', message);
+    end;
+  end;
+end $$;
+
+-- What one granted tool call does (app.worker_agent_tool decided it may run).
+create or replace function app.agent_tool_answer(r app.runs, p app.projects, t app.tasks, a app.project_agents,
+  tool text, args jsonb, place text) returns jsonb language plpgsql as $$
+declare
+  organization uuid := r.organization_id;
+  c app.task_comments;
+  previous text;
+  upserted record;
+  d app.documents;
+  text_limit bigint := app.limit('agent.fileReadMaxBytes');
+begin
     case tool
     when 'tasks.read' then
       if t.id is not null then
@@ -240,14 +277,6 @@ begin
     else
       return jsonb_build_object('error', format('the tool %s is not available in this deployment', tool));
     end case;
-  exception when sqlstate 'TL000' then
-    declare
-      message text;
-    begin
-      get stacked diagnostics message = message_text;
-      return jsonb_build_object('error', message);
-    end;
-  end;
 end $$;
 
 -- The first bytes of a text, never more than max_bytes of UTF-8 and never half a
@@ -274,6 +303,7 @@ language plpgsql as $$
 declare
   tr app.agent_turns;
   r app.runs;
+  left_ms bigint;
 begin
   select * into tr from app.agent_turns where organization_id = organization and id = turn for update;
   select * into r from app.runs where organization_id = organization and id = tr.run_id for update;
@@ -282,17 +312,25 @@ begin
      where organization_id = organization and id = turn and status in ('queued', 'running');
     return false;
   end if;
+  -- The agent's time counts against the run: what it had left at the park, less the
+  -- turn. A turn that used it all fails the run with timeout, answer or not.
+  left_ms := coalesce((r.state->>'remainingMs')::bigint, app.limit('run.defaultTimeoutMs'))
+             - (extract(epoch from app.now() - tr.created_at) * 1000)::bigint;
+  if left_ms <= 0 and not outcome ? 'failureCode' then
+    outcome := jsonb_build_object('failureCode', 'timeout', 'detail', 'the run''s time ran out while its agent was working');
+  end if;
   update app.agent_turns
      set status = case when outcome ? 'failureCode' then 'failed' else 'completed' end,
          output = outcome->'output', failure_code = outcome->>'failureCode', detail = outcome->>'detail',
-         transcript = coalesce(outcome->'transcript', transcript), finished_at = app.now()
-   where organization_id = organization and id = turn;
-  if jsonb_array_length(coalesce(outcome->'effects', '[]')) > 0 then
-    update app.runs
-       set effects = effects || (select jsonb_agg(e || jsonb_build_object('step', tr.step_slug))
-                                   from jsonb_array_elements(outcome->'effects') e)
-     where organization_id = organization and id = r.id;
-  end if;
+         transcript = coalesce(nullif(outcome->'transcript', '[]'::jsonb), transcript), finished_at = app.now()
+   where organization_id = organization and id = turn
+  returning * into tr;
+  update app.runs
+     set effects = effects || coalesce((select jsonb_agg((e - 'call') || jsonb_build_object('step', tr.step_slug))
+                                          from jsonb_array_elements(tr.effects) e), '[]'),
+         state = state || jsonb_build_object('remainingMs', greatest(0, left_ms))
+   where organization_id = organization and id = r.id
+  returning * into r;
   if outcome ? 'failureCode' then
     update app.runs
        set status = 'failed', waiting_for = null, failure_code = outcome->>'failureCode',
@@ -305,4 +343,27 @@ begin
     perform app.run_resume(r, tr.step_slug, 'success', outcome->'output');
   end if;
   return true;
+end $$;
+
+-- Agent turns that outlived their deadline (a job that died, or kept failing until it
+-- ran out of attempts) fail their runs with timeout, so no run waits for an agent
+-- forever. Called by the worker's every-minute recovery.
+create or replace function app.worker_expire_agent_turns(grace interval) returns integer language plpgsql as $$
+declare
+  stale record;
+  n integer := 0;
+begin
+  for stale in
+    select t.organization_id, t.id from app.agent_turns t
+      join app.runs r on r.organization_id = t.organization_id and r.id = t.run_id
+     where t.status in ('queued', 'running') and r.status = 'waiting' and r.waiting_for = 'agent' and r.seq = t.run_seq
+       and coalesce(t.deadline_at, t.created_at + coalesce((r.state->>'remainingMs')::bigint, app.limit('run.defaultTimeoutMs'))
+                                                  * interval '1 millisecond') < app.now() - grace
+  loop
+    if app.worker_agent_finish(stale.organization_id, stale.id,
+         jsonb_build_object('failureCode', 'timeout', 'detail', 'the agent did not answer before the run''s time ran out')) then
+      n := n + 1;
+    end if;
+  end loop;
+  return n;
 end $$;

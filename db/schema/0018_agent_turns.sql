@@ -31,11 +31,16 @@ create table app.agent_turns (
   status text not null default 'queued' check (status in ('queued', 'running', 'completed', 'failed', 'void')),
   -- The conversation as the agent held it (system, user, assistant and tool turns).
   transcript jsonb not null default '[]',
+  -- Platform writes the agent's tools made, listed in the run's effects when it settles.
+  effects jsonb not null default '[]',
   output jsonb,
   failure_code text,
   detail text,
   created_at timestamptz not null default app.now(),
   started_at timestamptz,
+  -- The run's clock keeps going while its agent works: the turn must end by then,
+  -- also when its job is repeated.
+  deadline_at timestamptz,
   finished_at timestamptz,
   primary key (organization_id, id),
   unique (id),

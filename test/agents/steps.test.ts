@@ -13,17 +13,17 @@ import { isInternalAddress } from '../../server/core/agents/web-fetch.ts'
 const model = (id: string, extra: Record<string, unknown> = {}) =>
   ({ org: 'acme', id, providerSlug: 'fake', contextWindow: 8000, maxOutputTokens: null, default: false, ...extra })
 
-async function agentWorld(t: Test) {
+async function agentWorld(t: Test, env: Record<string, string> = {}) {
   const fake = await fakeProvider(t)
   const w = await world(t, {
-    worker: true, env: { MODEL_TIMEOUT_MS: '400' },
+    worker: true, env: { MODEL_TIMEOUT_MS: '400', ...env },
     seed: {
       providers: [
         { org: 'acme', slug: 'fake', kind: 'openai-compatible', baseUrl: fake.url, apiKey: 'sk-fake' },
         { org: 'acme', slug: 'locked', kind: 'openai-compatible', baseUrl: fake.url, apiKey: 'sk-wrong' },
       ],
       models: [model('echo-model'), model('slow-model'), model('fail-model'), model('hang-model'), model('tool-model'),
-        model('loop-model'), model('locked-model', { providerSlug: 'locked' })],
+        model('loop-model'), model('slow-loop-model'), model('surrogate-model'), model('locked-model', { providerSlug: 'locked' })],
       secrets: [{ org: 'acme', name: 'CRM_TOKEN', value: 'crm-secret' }],
     },
   })
@@ -37,9 +37,9 @@ async function agentWorld(t: Test) {
   }
   let deployed = 0
   /** Deploys one agent step in an automation and starts it live in Alpha (or organization-wide). */
-  const start = async (config: Record<string, unknown>, options: { mode?: string; project?: string | null; mock?: unknown } = {}) => {
+  const start = async (config: Record<string, unknown>, options: { mode?: string; project?: string | null; mock?: unknown; timeoutMs?: number } = {}) => {
     const name = `agents/step-${++deployed}`
-    await deploy(mcp, { name, description: 'Hands work to an agent', steps: [
+    await deploy(mcp, { name, description: 'Hands work to an agent', ...(options.timeoutMs ? { config: { timeoutMs: options.timeoutMs } } : {}), steps: [
       { slug: 'delegate', type: 'agent', config, ...(options.mock !== undefined ? { mock: options.mock } : {}), next: { success: 'end' } },
       { slug: 'end', type: 'output', config: { mapping: { answer: '{{ steps.delegate.output }}' } } },
     ] })
@@ -110,6 +110,45 @@ t.test('a tool the agent was not granted is refused to the model, not run', asyn
   t.same((await olive.get(`/api/v1/projects/${alpha}/tasks`)).body.tasks, [], 'no task was written')
 })
 
+t.test('tasks.read lists open tasks without a task id, also when it is null', async (t) => {
+  const { agent, start, finished, alpha, olive } = await agentWorld(t)
+  await olive.post(`/api/v1/projects/${alpha}/tasks`, { externalSystem: 'crm', externalId: 'T-9', title: 'Listed' })
+  await agent('Lister', { model: 'tool-model', tools: ['tasks.read'] })
+  const run = await finished(await start({ agent: 'Lister', prompt: JSON.stringify({ calls: [{ name: 'tasks_read', arguments: { taskId: null } }] }) }))
+  t.match(JSON.parse(run.output.answer.replace(/^tool said: /, '')), { tasks: [{ title: 'Listed' }] })
+})
+
+t.test('a tool call repeated at its place writes once; another call writes anew; a settled turn writes nothing', async (t) => {
+  const { agent, service, seeded, alpha, start, finished } = await agentWorld(t)
+  const agentId = await agent('Maker', { model: 'tool-model', tools: ['tasks.create'] })
+  const orgId = seeded.organizations.acme!.id
+  const db = service.db.owner
+  // A run parked on its agent, its turn running: as the job sees it mid-turn.
+  const [run] = await db`
+    insert into app.runs (organization_id, automation_name, version, document, mode, status, waiting_for, project_id, seq)
+    values (${orgId}, 'agents/manual', 1, '{"name": "agents/manual", "steps": []}', 'live', 'waiting', 'agent', ${alpha}, 1) returning id`
+  const [turn] = await db`
+    insert into app.agent_turns (organization_id, run_id, step_slug, run_seq, agent_id, agent_name, prompt, status)
+    values (${orgId}, ${run!.id}, 'delegate', 1, ${agentId}, 'Maker', 'x', 'running') returning id`
+  const call = (place: string, title: string) =>
+    db`select app.worker_agent_tool(${orgId}, ${turn!.id}, ${place}, 'tasks.create', ${db.json({ title })}) as a`.then(([r]) => r!.a)
+  const first = await call('1.0.aaaa', 'Once')
+  const repeated = await call('1.0.aaaa', 'Once')
+  t.equal(repeated.result.task.id, first.result.task.id, 'the same call addresses the same task')
+  t.match(repeated.effect, { created: false })
+  const other = await call('1.1.bbbb', 'Twice')
+  t.not(other.result.task.id, first.result.task.id, 'another call writes its own task')
+  const [effects] = await db`select effects from app.agent_turns where id = ${turn!.id}`
+  t.equal(effects!.effects.length, 2, 'each call\'s write is listed once')
+
+  const done = await finished(await start({ agent: 'Maker', prompt: JSON.stringify({ calls: [{ name: 'tasks_create', arguments: { title: 'Done' } }] }) }))
+  const [settled] = await db`select id from app.agent_turns where run_id = ${done.runId ?? done.id}`
+  const [late] = await db`select app.worker_agent_tool(${orgId}, ${settled!.id}, 'x', 'tasks.create', '{"title": "Late"}') as a`
+  t.same(late!.a, { stopped: true }, 'a settled turn writes nothing more')
+  const [count] = await db`select count(*)::int as n from app.tasks where project_id = ${alpha} and title = 'Late'`
+  t.equal(count!.n, 0)
+})
+
 t.test('tasks.comment and tasks.update act on the project\'s tasks; files.read reads extracted text', async (t) => {
   const { agent, start, finished, alpha, olive, service, seeded } = await agentWorld(t)
   const created = await olive.post(`/api/v1/projects/${alpha}/tasks`, { externalSystem: 'crm', externalId: 'T-1', title: 'Follow up' })
@@ -143,13 +182,32 @@ t.test('web.fetch reads public pages only: loopback and private addresses are re
   const named = await finished(await start({ agent: 'Browser', prompt: JSON.stringify({ calls: [
     { name: 'web_fetch', arguments: { url: 'http://localhost:9/' } }] }) }))
   t.match(named.output.answer, /localhost is not a public address/, 'a name resolving to loopback too')
-  const secret = await finished(await start({ agent: 'Browser', prompt: JSON.stringify({ calls: [
-    { name: 'web_fetch', arguments: { url: 'https://example.test/', bearerSecret: 'OTHER' } }] }) }))
-  t.match(secret.output.answer, /bearerSecret must name a secret granted to this agent/)
-  for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '0.0.0.0']) {
+  const mapped = await finished(await start({ agent: 'Browser', prompt: JSON.stringify({ calls: [
+    { name: 'web_fetch', arguments: { url: 'http://[::127.0.0.1]:9/' } }] }) }))
+  t.match(mapped.output.answer, /is not a public address/, 'an IPv4-compatible IPv6 address too')
+  t.notOk(JSON.stringify(fake.requests).includes('crm-secret'), 'a granted secret\'s value never reaches the model')
+  for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '::1', '::', 'fe80::1', 'fd00::1',
+    '::ffff:127.0.0.1', '::7f00:1', '0.0.0.0', '100.64.0.1']) {
     t.ok(isInternalAddress(address), `${address} is internal`)
   }
   for (const address of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '8.8.8.8']) t.notOk(isInternalAddress(address), `${address} is public`)
+})
+
+t.test('the run\'s time limit holds across its agent step', async (t) => {
+  const { agent, start, finished, turns } = await agentWorld(t)
+  await agent('Slow', { model: 'slow-loop-model', tools: ['tasks.read'] })
+  // Twelve rounds of 300 ms each would outlast the run's 1.5 s.
+  const run = await finished(await start({ agent: 'Slow', prompt: 'x' }, { timeoutMs: 1500 }))
+  t.match(run, { status: 'failed', failureCode: 'timeout', detail: /time ran out while its agent was working/ })
+  const [turn] = await turns(run.runId ?? run.id)
+  t.ok(turn!.deadline_at, 'the turn carries the run\'s deadline')
+})
+
+t.test('an answer PostgreSQL could not store as it is still settles the step', async (t) => {
+  const { agent, start, finished } = await agentWorld(t)
+  await agent('Broken text', { model: 'surrogate-model' })
+  t.match(await finished(await start({ agent: 'Broken text', prompt: 'x' })),
+    { status: 'completed', output: { answer: 'broken \ufffd answer' } }, 'the unpaired surrogate is stored as U+FFFD')
 })
 
 t.test('agent failures fail the run with the run failure codes', async (t) => {
@@ -206,14 +264,15 @@ t.test('an organization-wide run reaches an agent of the project its step names'
     { status: 'completed', output: { answer: 'echo: hi' } })
 })
 
-t.test('a cancel while the agent works leaves the run cancelled and voids the turn', async (t) => {
-  const { agent, start, dev, turns } = await agentWorld(t)
+t.test('a cancel while the agent works stops the turn mid-call and leaves the run cancelled', async (t) => {
+  // The provider hangs far longer than the test waits: only the cancel can end the turn.
+  const { agent, start, dev, turns } = await agentWorld(t, { MODEL_TIMEOUT_MS: '60000' })
   await agent('Hung', { model: 'hang-model' })
   const runId = await start({ agent: 'Hung', prompt: 'x' })
   await eventually(() => turns(runId), (rows) => rows[0]?.status === 'running')
   t.equal((await dev.post(`/api/v1/runs/${runId}/cancel`)).status, 200)
   const settled = await eventually(() => turns(runId), (rows) => rows[0]?.status !== 'running')
-  t.equal(settled[0]!.status, 'void', 'the late answer is dropped')
+  t.equal(settled[0]!.status, 'void', 'the turn stopped without an answer')
   t.match((await dev.get(`/api/v1/runs/${runId}`)).body, { status: 'cancelled' })
 })
 

@@ -11,6 +11,8 @@
 //                once tools answered, answers with what the last one said
 //   loop-model   (whole answers) asks for the first tool offered, every time
 //   slow-model   whole answers come after 300 ms
+//   slow-loop-model  loop-model, each answer after 300 ms
+//   surrogate-model  (whole answers) answers with an unpaired surrogate escaped in its JSON
 // Any request with a key other than `sk-fake` is answered 401.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -38,6 +40,13 @@ export async function fakeProvider(t: Test): Promise<FakeProvider> {
     switch (body.model) {
       case 'fail-model': return json(res, 500, { error: { message: 'the model fell over' } })
       case 'tool-model': return toolAnswer(res, body)
+      case 'surrogate-model': {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        return res.end(JSON.stringify(completion('broken PLACEHOLDER answer', 'stop')).replace('PLACEHOLDER', '\\ud800'))
+      }
+      case 'slow-loop-model':
+        await new Promise((r) => setTimeout(r, 300))
+      // falls through
       case 'loop-model': {
         const tool = body.tools?.[0]?.function?.name ?? 'none'
         return json(res, 200, completion(null, 'tool_calls', [{ id: `call-${requests.length}`, type: 'function', function: { name: tool, arguments: '{}' } }]))

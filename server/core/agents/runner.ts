@@ -2,6 +2,7 @@
 // its granted tools as functions where the provider supports them, until it answers
 // without asking for one. The caller (the run_agent job) supplies the tools and keeps
 // the transcript; the outcome carries the run failure codes.
+import { createHash } from 'node:crypto'
 import type { FailureCode } from '../automations/document.ts'
 import { readAnswer } from '../models/answer.ts'
 import { streamChat, type CatalogModel, type ChatMessage, type ToolDefinition } from '../models/provider.ts'
@@ -16,9 +17,9 @@ export interface AgentTurn {
   answerFormat: { outputFormat?: string; outputSchema?: unknown }
   maxRounds: number
   idleTimeoutMs: number
-  /** Ends the turn: the run's remaining time ran out. */
+  /** Ends the turn: the run's remaining time ran out, or the run stopped waiting. */
   signal: AbortSignal
-  /** Calls one tool; `place` names the call, the same on a repeat of the turn. */
+  /** Calls one tool; `place` names the call, the same on a repeat of the turn that asks the same. */
   callTool: (name: string, args: unknown, place: string) => Promise<ToolAnswer>
   /** Keeps the conversation so far; false when the turn is no longer wanted. */
   onProgress: (transcript: ChatMessage[]) => Promise<boolean>
@@ -39,13 +40,15 @@ export async function runAgentTurn(turn: AgentTurn): Promise<AgentOutcome> {
   const failed = (failureCode: FailureCode, detail: string): AgentOutcome =>
     ({ kind: 'failed', failureCode, detail, transcript: messages, effects })
 
+  const outOfTime = () => failed('timeout', 'the run\'s time ran out while its agent was working')
   for (let round = 1; round <= turn.maxRounds; round++) {
+    if (turn.signal.aborted) return outOfTime()
     if (!(await turn.onProgress(messages))) return { kind: 'stopped' }
     const answer = await streamChat(turn.model, {
       messages, json: json && turn.tools.length === 0, tools: turn.tools, signal: turn.signal, idleTimeoutMs: turn.idleTimeoutMs,
     })
     if (!answer.ok) {
-      if (answer.failureCode === 'cancelled') return failed('timeout', 'the run\'s time ran out while its agent was working')
+      if (answer.failureCode === 'cancelled') return outOfTime()
       return failed(answer.failureCode, answer.detail)
     }
     if (answer.toolCalls.length === 0) {
@@ -61,7 +64,11 @@ export async function runAgentTurn(turn: AgentTurn): Promise<AgentOutcome> {
         messages.push({ role: 'tool', toolCallId: call.id, content: JSON.stringify({ error: 'the arguments are not JSON' }) })
         continue
       }
-      const result = await turn.callTool(call.name, args, `${round}.${index}`)
+      if (turn.signal.aborted) return outOfTime()
+      // The call's place names its round, position and what it asks: a repeated turn
+      // that asks the same writes once, and one that asks otherwise writes anew.
+      const asked = createHash('sha256').update(`${call.name}\n${call.arguments}`).digest('hex').slice(0, 16)
+      const result = await turn.callTool(call.name, args, `${round}.${index}.${asked}`)
       if ('stopped' in result) return { kind: 'stopped' }
       if ('effect' in result && result.effect) effects.push(result.effect)
       messages.push({ role: 'tool', toolCallId: call.id,

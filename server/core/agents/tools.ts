@@ -37,10 +37,7 @@ export const TOOL_PARAMETERS: Readonly<Record<string, Record<string, unknown>>> 
   },
   'web.fetch': {
     type: 'object', additionalProperties: false, required: ['url'],
-    properties: {
-      url: { type: 'string', description: 'An absolute http or https address of a public page' },
-      bearerSecret: { type: 'string', description: 'The name of a secret granted to the agent, sent as a Bearer token' },
-    },
+    properties: { url: { type: 'string', description: 'An absolute http or https address of a public page' } },
   },
 }
 

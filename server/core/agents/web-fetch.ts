@@ -12,6 +12,7 @@ export type FetchAnswer = { result: { url: string; status: number; contentType: 
 
 const MAX_REDIRECTS = 5
 const TIMEOUT_MS = 20_000
+const TOTAL_TIMEOUT_MS = 30_000
 
 /** Whether an address is one a public page cannot live at. */
 export function isInternalAddress(address: string): boolean {
@@ -20,7 +21,9 @@ export function isInternalAddress(address: string): boolean {
     ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
     list.addSubnet(prefix, bits, 'ipv4')
   }
-  for (const [prefix, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
+  // ::/96 holds the unspecified and loopback addresses and the IPv4-compatible form
+  // (::127.0.0.1) that would otherwise reach an IPv4 host.
+  for (const [prefix, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
     list.addSubnet(prefix, bits, 'ipv6')
   }
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
@@ -42,7 +45,9 @@ const publicLookup: net.LookupFunction = (hostname, options, callback) => {
   })
 }
 
-export async function fetchPublicPage(address: string, maxBytes: number, bearer?: string): Promise<FetchAnswer> {
+export async function fetchPublicPage(address: string, maxBytes: number, signal: AbortSignal): Promise<FetchAnswer> {
+  // A page that trickles its bytes is bounded by a total time, not only an idle one.
+  const bounded = AbortSignal.any([signal, AbortSignal.timeout(TOTAL_TIMEOUT_MS)])
   let url: URL
   try {
     url = new URL(address)
@@ -55,7 +60,7 @@ export async function fetchPublicPage(address: string, maxBytes: number, bearer?
     if (net.isIP(host) && isInternalAddress(host)) return { error: `${host} is not a public address` }
     let response: http.IncomingMessage
     try {
-      response = await request(url, bearer)
+      response = await request(url, bounded)
     } catch (error) {
       return { error: `fetching ${url.origin}${url.pathname} failed: ${(error as Error).message}` }
     }
@@ -63,23 +68,26 @@ export async function fetchPublicPage(address: string, maxBytes: number, bearer?
     if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
       response.resume()
       url = new URL(location, url)
-      // A token meant for one origin never follows a redirect to another.
-      if (bearer && url.origin !== new URL(address).origin) bearer = undefined
       continue
     }
-    const { text, truncated } = await readText(response, maxBytes)
+    let read: { text: string; truncated: boolean }
+    try {
+      read = await readText(response, maxBytes)
+    } catch (error) {
+      return { error: `reading ${url.origin}${url.pathname} failed: ${(error as Error).message}` }
+    }
+    const { text, truncated } = read
     return { result: { url: url.toString(), status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? '', text, truncated } }
   }
   return { error: `more than ${MAX_REDIRECTS} redirects` }
 }
 
-function request(url: URL, bearer?: string): Promise<http.IncomingMessage> {
+function request(url: URL, signal: AbortSignal): Promise<http.IncomingMessage> {
   const client = url.protocol === 'https:' ? https : http
   return new Promise((resolve, reject) => {
     const req = client.request(url, {
-      method: 'GET', lookup: publicLookup, timeout: TIMEOUT_MS,
-      headers: { accept: 'text/html, text/plain, application/json;q=0.9, */*;q=0.5', 'user-agent': 'tale-agent/1',
-        ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+      method: 'GET', lookup: publicLookup, timeout: TIMEOUT_MS, signal,
+      headers: { accept: 'text/html, text/plain, application/json;q=0.9, */*;q=0.5', 'user-agent': 'tale-agent/1' },
     }, resolve)
     req.on('timeout', () => req.destroy(new Error(`no answer in ${TIMEOUT_MS} ms`)))
     req.on('error', reject)

@@ -101,6 +101,8 @@ async function localModel(model: CatalogModel, request: StreamRequest): Promise<
 }
 
 async function remoteModel(model: CatalogModel, request: StreamRequest): Promise<StreamAnswer> {
+  // An abort listener never fires for a signal aborted before it was added.
+  if (request.signal?.aborted) return { ok: false, failureCode: 'cancelled', detail: 'the turn was stopped', text: '' }
   const idleMs = request.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
   // The client's own timeout bounds connecting and the first answer; the idle timer
   // below also bounds a stream that stops sending halfway.
