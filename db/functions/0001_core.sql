@@ -15,6 +15,11 @@ create or replace function app.ms(ts timestamptz) returns bigint language sql st
   select (extract(epoch from ts) * 1000)::bigint
 $$;
 
+-- The instant of a wire timestamp (epoch milliseconds).
+create or replace function app.from_ms(ms bigint) returns timestamptz language sql immutable as $$
+  select 'epoch'::timestamptz + ms * interval '1 millisecond'
+$$;
+
 -- A domain refusal. The server maps SQLSTATE TL000 to the error envelope using the
 -- JSON in DETAIL, without knowing the rule that raised it.
 create or replace function app.fail(code text, status integer, message text, data jsonb default '{}')
@@ -137,7 +142,7 @@ begin
 end $$;
 
 -- The request path's helpers; app.drop_policies stays the migrator's.
-grant execute on function app.now, app.ms, app.fail, app.user_id, app.org_id, app.role, app.role_rank, app.is_admin,
+grant execute on function app.now, app.ms, app.from_ms, app.fail, app.user_id, app.org_id, app.role, app.role_rank, app.is_admin,
   app.has_editing_role, app.has_developer_role, app.as_uuid, app.trim_space, app.clean_identifier, app.utf16_length,
   app.utf16_left, app.audit,
   app.limit, app.rate_scale to api;

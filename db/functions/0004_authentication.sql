@@ -26,11 +26,15 @@ declare
   key app.api_keys;
   wait integer;
   wanted_slug text := nullif(lower(btrim(request->>'orgSlug')), '');
+  -- The app's session requests select their organization by id (?orgId=).
+  wanted_id uuid := app.as_uuid(request->>'orgId');
+  by_session boolean := request->>'sessionHash' is not null;
+  session jsonb;
   selectable jsonb;
   chosen record;
   at timestamptz := app.now();
 begin
-  if request->>'keyHash' is null then
+  if request->>'keyHash' is null and not by_session then
     return jsonb_build_object('error', jsonb_build_object('code', 'UNAUTHORIZED', 'status', 401,
       'message', 'Send the API key as Authorization: Bearer <API_KEY>.'));
   end if;
@@ -48,18 +52,25 @@ begin
       'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait));
   end if;
 
-  select k.* into key from app.api_keys k
-   where k.key_hash = decode(request->>'keyHash', 'hex')
-     and k.revoked_at is null and (k.expires_at is null or k.expires_at > at);
+  if by_session then
+    -- A person signed in to the app: the session stands where a key would.
+    session := app.session_holder(request->>'sessionHash');
+    key.user_id := (session->>'userId')::uuid;
+  else
+    select k.* into key from app.api_keys k
+     where k.key_hash = decode(request->>'keyHash', 'hex')
+       and k.revoked_at is null and (k.expires_at is null or k.expires_at > at);
+  end if;
 
-  if key.id is null then
+  if key.user_id is null then
     wait := app.take_tokens(app.failed_authentication_bucket(request));
     if wait > 0 then
       return jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
         'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait));
     end if;
     return jsonb_build_object('error', jsonb_build_object('code', 'UNAUTHORIZED', 'status', 401,
-      'message', 'The API key is missing, invalid, expired or revoked.'));
+      'message', case when by_session then 'Sign in first: the session is missing, expired or ended.'
+                      else 'The API key is missing, invalid, expired or revoked.' end));
   end if;
 
   -- A holder already over budget is refused before any work (the exact charge comes
@@ -75,19 +86,40 @@ begin
   end if;
 
   -- A write per request would make the key row hot; minute precision is enough.
-  if key.last_used_at is null or key.last_used_at < at - interval '1 minute' then
+  if key.id is not null and (key.last_used_at is null or key.last_used_at < at - interval '1 minute') then
     update app.api_keys set last_used_at = at where id = key.id;
   end if;
 
   selectable := app.selectable_organizations(key.user_id);
 
-  if wanted_slug is null then
+  if by_session and wanted_id is not null then
+    select o.id, o.slug, m.role, m.disabled, o.require_mfa into chosen
+      from app.organizations o
+      join app.memberships m on m.organization_id = o.id and m.user_id = key.user_id
+     where o.id = wanted_id;
+    if chosen.id is null or chosen.disabled then
+      return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'ORG_FORBIDDEN', 'status', 403,
+        'message', 'You are not an active member of that organization.',
+        'data', jsonb_build_object('organizations', selectable)));
+    end if;
+  elsif by_session then
+    -- The app without an organization named: the person's first active one by name.
+    select o.id, o.slug, m.role, m.disabled, o.require_mfa into chosen
+      from app.memberships m join app.organizations o on o.id = m.organization_id
+     where m.user_id = key.user_id and not m.disabled
+     order by lower(o.name), o.id limit 1;
+    if chosen.id is null then
+      return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'ORG_FORBIDDEN', 'status', 403,
+        'message', 'You have no active organization membership.',
+        'data', jsonb_build_object('organizations', selectable)));
+    end if;
+  elsif wanted_slug is null then
     if jsonb_array_length(selectable) > 1 then
       return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'ORG_SLUG_REQUIRED', 'status', 400,
         'message', 'This key''s user belongs to several organizations; send X-Organization-Slug.',
         'data', jsonb_build_object('organizations', selectable)));
     end if;
-    select o.id, o.slug, m.role, m.disabled into chosen
+    select o.id, o.slug, m.role, m.disabled, o.require_mfa into chosen
       from app.memberships m join app.organizations o on o.id = m.organization_id
      where m.user_id = key.user_id and not m.disabled;
     if chosen.id is null then
@@ -96,7 +128,7 @@ begin
         'data', jsonb_build_object('organizations', selectable)));
     end if;
   else
-    select o.id, o.slug, m.role, m.disabled into chosen
+    select o.id, o.slug, m.role, m.disabled, o.require_mfa into chosen
       from app.organizations o
       left join app.memberships m on m.organization_id = o.id and m.user_id = key.user_id
      where lower(o.slug) = wanted_slug;
@@ -112,10 +144,19 @@ begin
     end if;
   end if;
 
+  -- An organization that requires a second factor admits only sessions that proved one.
+  if by_session and chosen.require_mfa and not (session->>'mfa')::boolean
+     and not coalesce((request->>'mfaExempt')::boolean, false) then
+    return jsonb_build_object('userId', key.user_id, 'error', jsonb_build_object('code', 'MFA_REQUIRED', 'status', 403,
+      'message', 'This organization requires a second factor: set one up under Settings > Security and sign in again.',
+      'data', jsonb_build_object('organizationId', chosen.id)));
+  end if;
+
   perform set_config('app.user_id', key.user_id::text, true),
           set_config('app.org_id', chosen.id::text, true),
           set_config('app.role', chosen.role, true),
-          set_config('app.key_id', key.id::text, true),
+          set_config('app.key_id', coalesce(key.id::text, ''), true),
+          set_config('app.session_id', coalesce(session->>'sessionId', ''), true),
           set_config('app.rate_scale', coalesce(request->>'rateScale', '1'), true);
   return jsonb_build_object('ok', true, 'userId', key.user_id);
 end $$;

@@ -4,11 +4,18 @@
 import type { IncomingMessage } from 'node:http'
 import { HttpError } from '../transport/errors.ts'
 import { hashApiKey } from './credentials.ts'
+import { readCookie, requireSameOrigin, SESSION_COOKIE, sessionTokenHash } from './session.ts'
 import type { Budget, RateBudgets } from './rate-budgets.ts'
 import type { Bucket } from '../routes/route.ts'
 
 export interface AuthRequest {
   keyHash: string | null
+  /** The app's session cookie (hashed), on routes that take sessions instead of keys. */
+  sessionHash?: string | null
+  /** The organization a session request names (?orgId=). */
+  orgId?: string | null
+  /** A session request that may proceed before an organization's second-factor rule is met (setting one up). */
+  mfaExempt?: boolean
   orgSlug: string | null
   source: string
   buckets: Budget[]
@@ -37,6 +44,30 @@ export function authRequest(req: IncomingMessage, routeBuckets: Bucket[] | undef
   return {
     keyHash: match?.[1] ? hashApiKey(match[1]) : null,
     orgSlug: typeof slug === 'string' ? slug : null,
+    source: req.socket.remoteAddress ?? 'unknown',
+    buckets: [budgets.general, ...(routeBuckets ?? []).map((name) => budgets[name])],
+    authFailures: budgets.authFailures,
+    read: req.method === 'GET' || req.method === 'HEAD',
+    rateScale: budgets.scale,
+  }
+}
+
+/**
+ * What an app request presents: the session cookie, never an API key, and for a
+ * state-changing request an Origin of the service's own.
+ */
+export function sessionAuthRequest(req: IncomingMessage, routeBuckets: Bucket[] | undefined, budgets: RateBudgets,
+  publicBaseUrl: string, options: { mfaExempt?: boolean } = {}): AuthRequest {
+  if (req.method !== 'GET' && req.method !== 'HEAD') requireSameOrigin(req, publicBaseUrl)
+  const token = readCookie(req, SESSION_COOKIE)
+  const url = new URL(req.url ?? '/', 'http://service')
+  return {
+    keyHash: null,
+    // No cookie is an empty hash: authentication answers that the person must sign in.
+    sessionHash: token ? sessionTokenHash(token) : '',
+    orgId: url.searchParams.get('orgId'),
+    mfaExempt: options.mfaExempt ?? false,
+    orgSlug: null,
     source: req.socket.remoteAddress ?? 'unknown',
     buckets: [budgets.general, ...(routeBuckets ?? []).map((name) => budgets[name])],
     authFailures: budgets.authFailures,

@@ -57,6 +57,8 @@ interface Common {
 export interface OperationRoute extends Common {
   kind: 'operation'
   operation: string
+  /** Who may call it: an API key (the default) or a person signed in to the app (its session cookie). */
+  auth?: 'key' | 'session'
   buckets?: Bucket[]
   /** The success status, fixed or read from the body (200 or 201 for a create-or-get). */
   status?: number | ((body: Record<string, any>) => number)

@@ -13,7 +13,7 @@ export async function readInput(route: Route, req: IncomingMessage & { params?: 
   try {
     const url = req.url ?? '/'
     const queryAt = url.indexOf('?')
-    const rawQuery = parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1), req.method ?? 'GET')
+    const rawQuery = parseQuery(queryAt === -1 ? '' : url.slice(queryAt + 1), req.method ?? 'GET', route.query !== undefined)
 
     const params = route.params ? check(route.params, req.params ?? {}) : { ok: true as const, value: {} }
     // A malformed identifier cannot name anything the caller may see.

@@ -2,7 +2,7 @@
 // and the SQL function, all in one statement and one round trip.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Sql } from '../core/db/connection.ts'
-import { authRequest, type AuthRequest } from '../auth/request.ts'
+import { authRequest, sessionAuthRequest, type AuthRequest } from '../auth/request.ts'
 import type { RateBudgets } from '../auth/rate-budgets.ts'
 import type { HandlerRoute, Input, OperationRoute } from '../routes/route.ts'
 import { HttpError, rateLimited } from './errors.ts'
@@ -24,7 +24,7 @@ export async function callOperation(requests: Sql, auth: AuthRequest, operation:
   return row!
 }
 
-export function operationServer(requests: Sql, budgets: RateBudgets) {
+export function operationServer(requests: Sql, budgets: RateBudgets, publicBaseUrl = 'http://localhost') {
   const call = (auth: AuthRequest, operation: string | null, args: unknown) => callOperation(requests, auth, operation, args)
 
   /** Authentication, budgets and organization selection alone; throws the refusal. */
@@ -36,7 +36,7 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
   /** The request's input; a refusal of the key or the shape is thrown, the key's first. */
   async function accept(route: OperationRoute | HandlerRoute, req: IncomingMessage, auth: AuthRequest): Promise<Input> {
     // Without a key nothing is read: the 401 comes before any body is accepted.
-    if (auth.keyHash === null) {
+    if (auth.keyHash === null && auth.sessionHash == null) {
       const outcome = await call(auth, null, null)
       throw refusal(outcome.error!)
     }
@@ -52,7 +52,8 @@ export function operationServer(requests: Sql, budgets: RateBudgets) {
   }
 
   async function serveOperation(route: OperationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const auth = authRequest(req, route.buckets, budgets)
+    const auth = route.auth === 'session' ? sessionAuthRequest(req, route.buckets, budgets, publicBaseUrl)
+      : authRequest(req, route.buckets, budgets)
     const input = await accept(route, req, auth)
     const { params, query, body } = input
     // Path parameters last: a body can never redirect an operation to another resource.

@@ -1,13 +1,14 @@
 // Query strings: unknown, repeated or blank parameters are refused on reads, and
-// writes take none at all.
+// writes take none at all, except a write that declares its query (the app's session
+// routes name their organization with ?orgId=, on writes too).
 import { invalidQuery } from './errors.ts'
 
-export function parseQuery(search: string, method: string): Record<string, string> {
+export function parseQuery(search: string, method: string, writeDeclaresQuery = false): Record<string, string> {
   const params = new URLSearchParams(search)
   const query: Record<string, string> = {}
   const seen = new Set<string>()
   for (const [name, value] of params) {
-    if (method !== 'GET' && method !== 'HEAD') {
+    if (method !== 'GET' && method !== 'HEAD' && !writeDeclaresQuery) {
       throw invalidQuery('Writes take no query parameters.', [{ path: name, message: 'not allowed on a write' }])
     }
     if (seen.has(name)) throw invalidQuery(`Query parameter "${name}" is repeated.`, [{ path: name, message: 'repeated' }])

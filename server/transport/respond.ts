@@ -46,7 +46,9 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, status: nu
   const encoding = compressible ? negotiateEncoding(req.headers['accept-encoding']) : null
   if (content.length > COMPRESSION_THRESHOLD) res.setHeader('vary', 'Accept-Encoding')
 
-  if (isRead && status === 200) {
+  // A reply that must never be kept (the app's pages) is not revalidated either.
+  const stored = res.getHeader('cache-control') !== 'no-store'
+  if (isRead && status === 200 && stored) {
     const etag = etagOf(content)
     res.setHeader('etag', encoding ? `${etag.slice(0, -1)}-${encoding}"` : etag)
     res.setHeader('cache-control', 'private, no-cache')
