@@ -1,6 +1,6 @@
 // The HTTP application: the transport rules of every route (request ids, verbs,
 // trailing slashes, size and time limits, the error envelope) around keyless
-// endpoints and API operations.
+// endpoints and API operations, and mounted applications of their own (the identity issuer).
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import polka from 'polka'
@@ -27,6 +27,19 @@ export interface AppDeps {
   requests: Sql
   routes: Route[]
   log: Logger
+  mounts?: Mount[]
+}
+
+/**
+ * An application of its own under a path prefix (the identity issuer at /api/auth):
+ * it gets the raw request after the transport rules (request id, request log, URI
+ * length, one trailing slash), before Polka's routing, and answers it itself.
+ */
+export interface Mount {
+  prefix: string
+  /** The pattern the request log names for a path under the prefix (never the URL itself). */
+  pattern: (path: string) => string
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>
 }
 
 type Request = IncomingMessage & {
@@ -37,8 +50,8 @@ type Request = IncomingMessage & {
 
 const carriesVersion = (path: string) => path === '/api/v1' || path.startsWith('/api/v1/')
 
-export function createApp({ config, requests, routes, log }: AppDeps): http.Server {
-  const { serveOperation, serveHandler, authenticate } = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE))
+export function createApp({ config, requests, routes, log, mounts = [] }: AppDeps): http.Server {
+  const { serveOperation, serveHandler, authenticate } = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE), config.publicBaseUrl)
   const timeoutMs = config.REQUEST_TIMEOUT_MS
 
   // Paths and their verbs, so that any other verb on a known path answers 405.
@@ -175,8 +188,25 @@ export function createApp({ config, requests, routes, log }: AppDeps): http.Serv
     if (path.length > 1 && path.endsWith('/') && !path.endsWith('//')) {
       req.url = path.slice(0, -1) + (queryAt === -1 ? '' : url.slice(queryAt))
     }
+    const mounted = (req.url ?? '/').split('?')[0]!
+    const mount = mounts.find((m) => mounted === m.prefix || mounted.startsWith(`${m.prefix}/`))
+    if (mount) {
+      void serveMount(mount, mounted, req, res)
+      return
+    }
     app.handler(req as never, res as never)
   })
+
+  async function serveMount(mount: Mount, path: string, req: Request, res: ServerResponse): Promise<void> {
+    req.routePattern = mount.pattern(path)
+    try {
+      await mount.handle(req, res)
+    } catch (error) {
+      log.error('request failed', { requestId: req.requestId, method: req.method, url: req.routePattern, error })
+      if (!res.headersSent) writeError(res, internalError(), req.requestId)
+      else res.destroy()
+    }
+  }
 
   // One line per request once its answer is sent or its connection is gone: the
   // route's pattern rather than the URL, so lines group by operation and carry no

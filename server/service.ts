@@ -17,11 +17,19 @@ import { taskRoutes } from './routes/tasks.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { threadRoutes } from './routes/threads.ts'
+import { governanceRoutes } from './routes/governance.ts'
 import { rateBudgets } from './auth/rate-budgets.ts'
 import { mcpRoutes } from './mcp/route.ts'
 import type { ObjectStore } from './core/storage/object-store.ts'
 import type { Route } from './routes/route.ts'
 import { documentationRoutes } from './openapi/routes.ts'
+import { signInRoutes } from './app/sign-in.ts'
+import { settingsRoutes } from './app/settings.ts'
+import { competenceRoutes } from './app/competences.ts'
+import { identityClientPages } from './app/identity-clients.ts'
+import { identityClientRoutes } from './routes/identity-clients.ts'
+import { createIssuer, type Issuer } from './oidc/issuer.ts'
+import { interactionRoutes } from './oidc/interaction.ts'
 
 export interface RunningService {
   url: string
@@ -29,11 +37,15 @@ export interface RunningService {
   close: () => Promise<void>
 }
 
-export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null): Route[] {
+export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null, issuer?: Issuer): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
     ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...agentRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
     ...webhookRoutes(requests, rateBudgets(config.RATE_LIMIT_SCALE)),
+    ...signInRoutes(requests, config), ...settingsRoutes(requests, config), ...competenceRoutes(requests, config),
+    ...identityClientPages(requests, config),
+    ...governanceRoutes,
+    ...identityClientRoutes, ...(issuer ? interactionRoutes(issuer, requests, config) : []),
   ]
   routes.push(...documentationRoutes(() => routes, { version: API_VERSION }))
   return routes
@@ -50,12 +62,16 @@ export interface ServiceOptions {
 export async function startService(config: Config, databaseUrl: string, options: ServiceOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config.LOG_LEVEL)
   const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery, config.DATABASE_REQUEST_URL)
-  const server = createApp({ config, requests, routes: allRoutes(requests, config, options.objectStore ?? null), log })
+  // The identity issuer is mounted at /api/auth; its interaction pages are routes of the app.
+  const issuer = createIssuer(requests, log)
+  const server = createApp({ config, requests, routes: allRoutes(requests, config, options.objectStore ?? null, issuer), log, mounts: [issuer] })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? config.PORT, '0.0.0.0', () => resolve())
   })
   const port = (server.address() as AddressInfo).port
+  // Unset, the public address is this process's own, with the port it actually got.
+  issuer.listening(config.PUBLIC_BASE_URL ?? `http://localhost:${port}`)
   return {
     url: `http://127.0.0.1:${port}`,
     port,

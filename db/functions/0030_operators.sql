@@ -157,12 +157,14 @@ begin
 end $$;
 
 -- Revokes a member's live grants, with an audit row each: on disabling and on removal.
+-- revoked_by is whoever changed the membership (null for an operator command), as for
+-- a revocation in the app (db/functions/0115_competence_grants.sql).
 create or replace function app.revoke_member_grants(org uuid, member uuid, reason text) returns void language plpgsql as $$
 declare
   revoked record;
 begin
   for revoked in
-    update app.competence_grants set revoked_at = app.now()
+    update app.competence_grants set revoked_at = app.now(), revoked_by = app.user_id()
      where organization_id = org and user_id = member and revoked_at is null
     returning id, competence
   loop

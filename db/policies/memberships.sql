@@ -2,7 +2,8 @@
 -- membership before any caller exists), app.selectable_organizations (the
 -- organizations a key's user may select, named in the refusals that need them),
 -- app.task_notify (whether the member a task notification is for is active and sees
--- the task's project).
+-- the task's project), app.issuer_account (whether the person a token is for is an
+-- active member of the client's organization, decided with no caller).
 alter table app.memberships enable row level security;
 alter table app.memberships force row level security;
 select app.drop_policies('app.memberships');

@@ -1,5 +1,7 @@
 -- Past these policies: app.authenticate (resolves X-Organization-Slug before any caller
--- exists), app.selectable_organizations (the organizations a key's user may select).
+-- exists), app.selectable_organizations (the organizations a key's user may select),
+-- app.issuer_account (the organization claim and second-factor rule of a client's
+-- organization, read with no caller).
 alter table app.organizations enable row level security;
 alter table app.organizations force row level security;
 select app.drop_policies('app.organizations');

@@ -1,4 +1,6 @@
--- Past these policies: none.
+-- Past these policies: app.sign_in_lookup (the person signing in, and their password
+-- hash, before any caller exists), app.issuer_account (the identity issuer's claims
+-- about the person a token is for, read with no caller).
 alter table app.users enable row level security;
 alter table app.users force row level security;
 select app.drop_policies('app.users');

@@ -8,7 +8,7 @@ import { resolveDatabase } from '../core/db/database.ts'
 import { ownerPool, type Sql } from '../core/db/connection.ts'
 import { migrate } from '../core/db/migrate.ts'
 import { describeDatabaseError, LEVELS, ROLES } from './errors.ts'
-import { addHarness, addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, listHarnesses, removeHarness, revokeKey, seed, seedSchema, setUploadPolicy } from './operations.ts'
+import { addHarness, addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, listHarnesses, removeHarness, revokeKey, rotateIssuerKeys, seed, seedSchema, setUploadPolicy } from './operations.ts'
 
 interface Command {
   usage: string
@@ -44,6 +44,10 @@ const commands: Record<string, Command> = {
   'harness remove': {
     usage: 'harness remove --id H',
     does: 'removes a harness this deployment cannot run: agents on it are refused when saved, and their steps fail at once',
+  },
+  'oidc rotate-keys': {
+    usage: 'oidc rotate-keys',
+    does: 'makes a new signing key for the identity issuer\'s ID tokens; the previous one stays published for issuer.retiredKeyPublishedSeconds',
   },
 }
 
@@ -155,6 +159,8 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
       return { ok: true }
     case 'harness remove':
       return { removed: await removeHarness(sql, required(values, 'id')) }
+    case 'oidc rotate-keys':
+      return rotateIssuerKeys(sql)
     default:
       throw new UsageError(`unknown command "${command}"; \`admin help\` lists the commands`)
   }

@@ -4,6 +4,7 @@ import * as v from 'valibot'
 import type { Sql } from '../core/db/connection.ts'
 import { generateApiKey, hashApiKey, hashPassword } from '../auth/credentials.ts'
 import { limit } from '../core/limits.ts'
+import { rotateSigningKeys } from '../oidc/keys.ts'
 
 const role = v.picklist(['owner', 'admin', 'developer', 'editor', 'member'])
 const epochOrNull = v.nullish(v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.isoTimestamp())]))
@@ -116,6 +117,11 @@ export async function listHarnesses(sql: Sql): Promise<unknown> {
 
 export async function addHarness(sql: Sql, id: string, name: string): Promise<void> {
   await sql`select app.operator_harness_add(${id}, ${name})`
+}
+
+/** A new signing key for the identity issuer; the one it replaces stays published for a while. */
+export async function rotateIssuerKeys(sql: Sql): Promise<{ kid: string; retired: string[]; removed: string[] }> {
+  return rotateSigningKeys(sql)
 }
 
 export async function removeHarness(sql: Sql, id: string): Promise<boolean> {

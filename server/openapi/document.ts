@@ -69,6 +69,7 @@ const commonHeaders: Json[] = [
 
 function operationObject(route: Route, shared: boolean): Json {
   const responses: Json = {}
+  const session = route.kind === 'operation' && route.auth === 'session'
   // A create-or-get answers 201 when it created, 200 with what was already there.
   const dynamic = route.kind === 'operation' && typeof route.status === 'function'
   const status = route.kind !== 'handler' && typeof route.status === 'number' ? route.status : dynamic ? 201 : 200
@@ -105,12 +106,15 @@ function operationObject(route: Route, shared: boolean): Json {
       ...parameters(route.params, 'path'),
       ...parameters(route.query, 'query'),
       ...parameters(route.headers, 'header'),
-      ...(route.kind !== 'keyless' ? commonHeaders : []),
+      // A session route names its organization by ?orgId=, never by the slug header.
+      ...(route.kind === 'keyless' ? []
+        : session ? commonHeaders.filter((h) => h.$ref !== '#/components/parameters/OrganizationSlug') : commonHeaders),
     ],
     responses,
   }
   if (route.family) operation['x-tale-pagination'] = route.family
   if (route.kind === 'keyless') operation.security = []
+  if (session) operation.security = [{ session: [] }]
   if (route.body) {
     operation.requestBody = {
       required: route.method !== 'DELETE',
@@ -168,7 +172,13 @@ export function openApiDocument(routes: Route[], options: { version: string }): 
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key, sent whole' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key, sent whole' },
+        session: {
+          type: 'apiKey', in: 'cookie', name: 'tale_session',
+          description: 'The app\'s sign-in (the /api/app routes); writes also need an Origin header of the service\'s own',
+        },
+      },
       parameters: {
         OrganizationSlug: {
           name: 'X-Organization-Slug', in: 'header', required: false, schema: { type: 'string' },

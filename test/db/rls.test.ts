@@ -81,6 +81,8 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
                  values (${org!}, ${thread!.id}, 'user', 'complete', '[{"type": "text", "text": "fixture"}]')`
   await db.owner`insert into app.project_agents (organization_id, project_id, name, harness, model, secrets, created_by)
                  values (${org!}, ${project!}, 'Fixture', 'codex', 'local-echo', ${['TOKEN']}, ${creator!.created_by})`
+  await db.owner`insert into app.identity_clients (organization_id, key, client_id, name, redirect_uri, secret_hash, created_by)
+                 values (${org!}, 'portal', ${`tale_fixture_${org}`}, 'Portal', 'https://portal.example/cb', sha256('x'), ${creator!.created_by})`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 

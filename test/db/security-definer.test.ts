@@ -21,7 +21,20 @@ const allowlist: Record<string, string> = {
   'app.automation_install_projects(uuid)': 'a run start binds to every install of its automation, also in projects the caller cannot see',
   'app.trigger_last_run(uuid,timestampwithtimezone)': 'a trigger\'s last run reads the same for every member who reads the trigger; only its id and instant leave, never the run',
   'app.task_notify(app.tasks,uuid,text,jsonb)': 'a task notification goes to another member only when their own grants and teams, which the caller\'s policies hide, let them see the project',
+  'app.sign_in_lookup(text)': 'the caller-less sign-in path: the person and their password hash, before any session exists',
+  'app.session_open(uuid,text,boolean,text,text,text)': 'opens a session after a right password, before any caller exists, and ends the one the browser held',
+  'app.session_pending_factor(text)': 'the second factor a pending sign-in must prove: no caller exists until it is proven',
+  'app.session_complete(text,text,bigint)': 'completes a pending sign-in with a verified code, once per time step, before any caller exists',
+  'app.session_close(text)': 'sign-out by the cookie alone, whatever the session\'s state',
+  'app.session_holder(text)': 'the caller-less session path: resolves a cookie to its person for app.authenticate and the identity issuer',
+  'app.totp_status()': 'whether the signed-in person has a second factor: the factor\'s secret is readable by no policy',
+  'app.totp_set(text,bigint)': 'stores the signed-in person\'s own second factor, whose secret no policy may expose to the request role',
+  'app.totp_remove()': 'removes the signed-in person\'s own second factor',
   'app.webhook_deliver(jsonb)': 'the caller-less webhook path: no caller exists until the URL token names a trigger, and only that trigger\'s organization is reached',
+  'app.issuer_client(text)': 'the identity issuer reads a client by its id at authorization and token requests, where no caller exists',
+  'app.issuer_account(text,uuid,boolean)': 'the identity issuer decides what it says about a token\'s person by the client\'s organization, with no caller',
+  'app.issuer_store(text,text,text,jsonb,integer)': 'oidc-provider\'s adapter: codes and tokens are presented by clients, not by a caller policies could admit',
+  'app.issuer_keys(jsonb)': 'the issuer\'s private signing keys are readable through this door only, never by a query of the request role',
 }
 
 const db = await freshDatabase()

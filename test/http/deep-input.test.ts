@@ -10,6 +10,7 @@ import { check } from '../../server/transport/validation.ts'
 import type { Route } from '../../server/routes/route.ts'
 import { automationWorld, deploy } from '../lib/automations.ts'
 import { refused } from '../lib/assert.ts'
+import { signIn } from '../lib/session.ts'
 
 /** An array nested `levels` deep: [[[...]]]. */
 const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels)
@@ -30,7 +31,11 @@ function pathOf(route: Route): string {
 }
 
 t.test('a body nested too deep is INVALID_BODY on every route that reads one', async (t) => {
-  const { service, olive } = await automationWorld(t, { worker: false, env: { RATE_LIMIT_SCALE: '1000' } })
+  const w = await automationWorld(t, { worker: false, env: { RATE_LIMIT_SCALE: '1000' } })
+  const { service, olive } = w
+  // The app's session routes take a signed-in person, the service's Origin and ?orgId=.
+  const person = await signIn(w, 'olive@acme.test')
+  const orgId = w.seeded.organizations.acme!.id
   const routes = allRoutes(null as never, loadConfig({ DATABASE_URL: 'postgres://unused', PORT: '0' }), null)
     // Webhook URLs take any bytes as the payload (deep JSON is kept as text there).
     .filter((route) => route.method !== 'GET' && !(route.kind === 'keyless' && route.rawBody))
@@ -39,7 +44,9 @@ t.test('a body nested too deep is INVALID_BODY on every route that reads one', a
   for (const route of routes) {
     const path = pathOf(route)
     for (const levels of [MAX_BODY_DEPTH + 1, 5000]) {
-      const res = await service.request(route.method, path, { key: olive.key, rawBody: nested(levels) })
+      const res = route.kind === 'operation' && route.auth === 'session'
+        ? await service.request(route.method, `${path}?orgId=${orgId}`, { rawBody: nested(levels), headers: { cookie: person.cookie, origin: service.url } })
+        : await service.request(route.method, path, { key: olive.key, rawBody: nested(levels) })
       refused(t, res, 400, 'INVALID_BODY', `${route.method} ${route.path} at ${levels} levels`)
       t.match(res.body?.data?.issues?.[0]?.message, /nested deeper than/, 'the issue says why')
     }
