@@ -206,6 +206,9 @@ t.test('the run timeout fails a run with timeout', async (t) => {
     output({}),
   ], { config: { timeoutMs: 1000 } })
   t.match(slow, { status: 'failed', failureCode: 'timeout' })
-  t.same(slow.trace.map((e: { slug: string }) => e.slug), ['one', 'two'], 'the deadline passed during the second step')
-  t.equal(target.hits.get('/slow'), 2, 'no step ran after it')
+  // On a loaded machine the first step alone may outlast the second: the deadline
+  // passes during one of the two, and no step runs after it.
+  const ran = slow.trace.map((e: { slug: string }) => e.slug)
+  t.ok(['one', 'one,two'].includes(ran.join(',')), `the deadline passed during a step (${ran.join(',')})`)
+  t.equal(target.hits.get('/slow'), ran.length, 'no step ran after it')
 })

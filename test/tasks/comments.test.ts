@@ -32,7 +32,7 @@ t.test('project readers may comment; who cannot see the task gets 404', async (t
   t.equal((await max.post(base, { body: 'A reader speaks' })).status, 201, 'max reads Alpha')
   refused(t, await as('sam@acme.test').post(base, { body: 'hello' }), 404, 'NOT_FOUND', 'a member without access')
   refused(t, await gina.post(base, { body: 'hello' }), 404, 'NOT_FOUND', 'another organization')
-  refused(t, await max.post(`/api/v1/projects/${alpha}/tasks/${task.replace(/.$/, '0')}/comments`, { body: 'x' }), 404, 'NOT_FOUND', 'an unknown task')
+  refused(t, await max.post(`/api/v1/projects/${alpha}/tasks/${task.replace(/.$/, (last) => (last === '0' ? '1' : '0'))}/comments`, { body: 'x' }), 404, 'NOT_FOUND', 'an unknown task')
 })
 
 t.test('a blank or oversized comment is refused; the limit counts UTF-16 code units', async (t) => {
