@@ -7,6 +7,7 @@
 //   BENCH_ONLY=runs npm run bench      (the run engine alone)
 //   BENCH_ONLY=webhooks npm run bench  (webhook deliveries alone)
 //   BENCH_ONLY=tasks npm run bench     (task creates by natural key alone)
+//   BENCH_ONLY=chat npm run bench      (chat sends and their first streamed part alone)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -23,6 +24,7 @@ import { callOperation } from '../server/transport/operation.ts'
 import { benchEmptyJobs, benchRuns, deployTrivial } from './runs.ts'
 import { benchWebhooks, type WebhookFigures } from './webhooks.ts'
 import { benchTasks, type TaskFigures } from './tasks.ts'
+import { benchChat, type ChatFigures } from './chat.ts'
 import { loadConcurrently, statementsPerRequest, type Figures } from './measure.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -147,6 +149,9 @@ try {
   }
   let tasks: TaskFigures[] = []
   if (!only || only === 'tasks') tasks = await benchTasks(url, PORT, key, SCALE, CONNECTIONS, DURATION)
+  // Against the service with its worker, before the webhooks stop it.
+  let chat: ChatFigures | null = null
+  if (!only || only === 'chat') chat = await benchChat(url, PORT, SCALE, CONNECTIONS, DURATION)
   let webhooks: WebhookFigures | null = null
   if (!only || only === 'webhooks') {
     // Acceptance is the API's alone, as deployments scale it (compose runs the API and
@@ -191,6 +196,23 @@ try {
       '|---|---|---|---|---|---|---|---|---|---|',
       ...tasks.map(({ mix, http, floor, statements }) =>
         `| POST /api/v1/projects/{id}/tasks, repeats ${mix} | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} |`),
+      '',
+    )
+  }
+  if (chat) {
+    const { firstPart, http, floor, statements, answers } = chat
+    lines.push(
+      `Chat sends with the local model (local-echo), against the service with its worker (concurrency ${WORKER_CONCURRENCY}); every send on a thread of its own (${chat.threads} threads of ${chat.users} members, ${chat.threadsPerUser} each, one member's after the other's). First part: ${firstPart.sends} sends one at a time, from the 202 to the first text readable through GET .../messages/{replyMessageId}, polled every 2 ms:`,
+      '',
+      '| sends | send p50 ms | first part p50 ms | p99 ms | max ms | polls per send |',
+      '|---|---|---|---|---|---|',
+      `| ${firstPart.sends} | ${firstPart.sendP50} | ${firstPart.p50} | ${firstPart.p99} | ${firstPart.max} | ${firstPart.polls.toFixed(1)} |`,
+      '',
+      `Sends at ${CONNECTIONS} connections, each with its own Idempotency-Key; the floor sends app.handle with thread_send and the same arguments through the request pool:`,
+      '',
+      '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per request | errors | answers complete | completed/s |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+      `| POST /api/v1/threads/{id}/messages | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} | ${answers.complete} of ${answers.sent} | ${answers.completePerSecond.toFixed(0)} |`,
       '',
     )
   }
