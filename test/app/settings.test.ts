@@ -14,13 +14,15 @@ async function appWorld(t: Test) {
     { ...person('max@acme.test', [{ org: 'acme', role: 'member' }]), password: 'pw-max' },
   ]
   const w = await world(t, { seed: { users } })
-  const signedIn = async (email: string) => {
-    const b = browser(w.service.url)
-    const page = await b.post('/app/sign-in', { email, password: `pw-${email.split('@')[0]}` })
-    if (page.status !== 303) throw new Error(`sign-in answered ${page.status}`)
-    return b
-  }
-  return { ...w, signedIn }
+  return { ...w, signedIn: (email: string) => signedInAs(w.service.url, email) }
+}
+
+/** A browser signed in as a seeded person whose password is pw-<local part>. */
+async function signedInAs(base: string, email: string) {
+  const b = browser(base)
+  const page = await b.post('/app/sign-in', { email, password: `pw-${email.split('@')[0]}` })
+  if (page.status !== 303) throw new Error(`sign-in answered ${page.status}`)
+  return b
 }
 
 const secretOn = (text: string) => /aria-label="The new API key">(tale_[A-Za-z0-9_-]+)</.exec(text)?.[1]
@@ -117,11 +119,7 @@ t.test('Settings > Competences: owners grant with evidence, /me follows at once,
     person('max@acme.test', [{ org: 'acme', role: 'member' }]),
   ]
   const w = await world(t, { seed: { organizations: acme().organizations, users }, projects: [] })
-  const sign = async (email: string) => {
-    const b = browser(w.service.url)
-    await b.post('/app/sign-in', { email, password: `pw-${email.split('@')[0]}` })
-    return b
-  }
+  const sign = (email: string) => signedInAs(w.service.url, email)
   const olive = await sign('olive@acme.test')
   const maxId = w.seeded.users['max@acme.test']!.id
   const capability = async () => (await w.service.request('GET', '/api/v1/me', { key: w.keyOf('max@acme.test') })).body.capabilities.notificationExport
@@ -156,11 +154,7 @@ t.test('Settings > Identity clients: register with the secret once, repeat, conf
     { ...person('eddie@acme.test', [{ org: 'acme', role: 'editor' }]), password: 'pw-eddie' },
   ]
   const w = await world(t, { seed: { organizations: acme().organizations, users }, projects: [] })
-  const sign = async (email: string) => {
-    const b = browser(w.service.url)
-    await b.post('/app/sign-in', { email, password: `pw-${email.split('@')[0]}` })
-    return b
-  }
+  const sign = (email: string) => signedInAs(w.service.url, email)
   const adam = await sign('adam@acme.test')
   const client = { key: 'crm', name: 'CRM', redirectUri: 'https://crm.example/callback' }
   const first = await adam.post('/app/settings/identity-clients', client)

@@ -8,6 +8,7 @@ import * as client from 'openid-client'
 import * as OTPAuth from 'otpauth'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import { totpCode } from '../lib/browser.ts'
+import type { BrowserContext } from 'playwright-core'
 import { inspect, launch } from '../lib/chromium.ts'
 import { acme, person } from '../lib/fixtures.ts'
 import { REDIRECT_URI, relyingParty } from './lib.ts'
@@ -17,15 +18,20 @@ const users = [
   { ...person('max@acme.test', [{ org: 'acme', role: 'member' }]), name: 'Max Mustermann', password: 'pw-max' },
 ]
 
-t.test('a person signs in to an application with their password, consents, and the application gets its code', async (t) => {
-  const rp = await relyingParty(t, { seed: { users }, projects: [] })
-  const { context } = await launch(t)
-  // The application's callback is not a server here: the browser's arrival is the answer.
+// The application's callback is not a server here: the browser's arrival is the answer.
+async function callbackArrivals(context: BrowserContext): Promise<string[]> {
   const arrived: string[] = []
   await context.route(`${REDIRECT_URI}**`, (route) => {
     arrived.push(route.request().url())
     return route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Callback</title><main>ok</main>' })
   })
+  return arrived
+}
+
+t.test('a person signs in to an application with their password, consents, and the application gets its code', async (t) => {
+  const rp = await relyingParty(t, { seed: { users }, projects: [] })
+  const { context } = await launch(t)
+  const arrived = await callbackArrivals(context)
   const page = await context.newPage()
   const accessible = async (name: string) => t.same(await inspect(page, name), [], `${name}: no accessibility violations`)
 
@@ -57,11 +63,7 @@ t.test('a person signs in to an application with their password, consents, and t
 t.test('without a consent page the sign-in form leads straight back to the application', async (t) => {
   const rp = await relyingParty(t, { seed: { users }, projects: [] })
   const { context } = await launch(t)
-  const arrived: string[] = []
-  await context.route(`${REDIRECT_URI}**`, (route) => {
-    arrived.push(route.request().url())
-    return route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Callback</title><main>ok</main>' })
-  })
+  const arrived = await callbackArrivals(context)
   const page = await context.newPage()
   const started = await rp.start()
   await page.goto(started.url.href)
@@ -79,11 +81,7 @@ t.test('end to end in Chromium: password and TOTP, the code flow with PKCE, stat
   const secret = new OTPAuth.Secret({ size: 20 }).base32
   await rp.w.service.db.owner`insert into app.user_totp (user_id, secret, confirmed_at) values (${maxId}, ${secret}, now())`
   const { context } = await launch(t)
-  const arrived: string[] = []
-  await context.route(`${REDIRECT_URI}**`, (route) => {
-    arrived.push(route.request().url())
-    return route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Callback</title><main>ok</main>' })
-  })
+  const arrived = await callbackArrivals(context)
   const page = await context.newPage()
   const started = await rp.start()
   t.equal(started.url.searchParams.get('code_challenge_method'), 'S256')
