@@ -2,6 +2,11 @@
 # (all, api or worker; see server/main.ts). Node runs directly as PID 1 so that the
 # container's SIGTERM reaches the service, which stops within seconds.
 FROM node:20-bookworm-slim
+# tesseract OCRs images for the indexing service (English; add tesseract-ocr-<lang>
+# packages for other scripts).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tesseract-ocr \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
