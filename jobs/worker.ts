@@ -12,6 +12,7 @@ import { purgeRetainedDocuments } from './tasks/purge-retained-documents.ts'
 import { runAutomation } from './tasks/run-automation.ts'
 import { recoverRuns } from './tasks/recover-runs.ts'
 import { indexDocument } from './tasks/index-document.ts'
+import { indexFileTask } from './tasks/index-file.ts'
 import { scheduleTick } from './tasks/schedule-tick.ts'
 import { drainEvents } from './tasks/drain-events.ts'
 import { sweepTriggerRecords } from './tasks/sweep-trigger-records.ts'
@@ -29,11 +30,12 @@ export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MOD
     purge_retained_documents: purgeRetainedDocuments,
     run_automation: runAutomation,
     recover_runs: recoverRuns,
-    index_document: indexDocument(store),
+    index_document: indexDocument,
+    index_file: indexFileTask(store),
     schedule_tick: scheduleTick,
     drain_events: drainEvents,
     sweep_trigger_records: sweepTriggerRecords,
-    generate_reply: generateReply(modelTimeoutMs),
+    generate_reply: generateReply(modelTimeoutMs, store),
     run_agent: runAgent(modelTimeoutMs),
   }
 }

@@ -115,8 +115,12 @@ returns void language sql as $$
     set kind = excluded.kind, base_url = excluded.base_url, api_key = excluded.api_key
 $$;
 
+-- capabilities: what the model is for, ["chat"] by default; a model listing
+-- "embeddings" is the organization's embeddings model for knowledge search.
+drop function if exists app.operator_model_add(uuid, text, text, integer, integer, boolean);
 create or replace function app.operator_model_add(org uuid, model_id text, provider_slug text, context_window integer,
-                                                  max_output_tokens integer, make_default boolean)
+                                                  max_output_tokens integer, make_default boolean,
+                                                  model_capabilities jsonb default '["chat"]')
 returns void language plpgsql as $$
 begin
   if provider_slug <> 'local' and not exists (
@@ -126,11 +130,13 @@ begin
   if make_default then
     update app.models m set is_default = false where m.organization_id = org and m.is_default;
   end if;
-  insert into app.models (organization_id, id, provider_slug, context_window, max_output_tokens, is_default)
-  values (org, model_id, provider_slug, context_window, max_output_tokens, coalesce(make_default, false))
+  insert into app.models (organization_id, id, provider_slug, context_window, max_output_tokens, is_default, capabilities)
+  values (org, model_id, provider_slug, context_window, max_output_tokens, coalesce(make_default, false),
+          coalesce(model_capabilities, '["chat"]'))
   on conflict on constraint models_pkey do update
     set context_window = excluded.context_window,
-        max_output_tokens = excluded.max_output_tokens, is_default = excluded.is_default;
+        max_output_tokens = excluded.max_output_tokens, is_default = excluded.is_default,
+        capabilities = excluded.capabilities;
 end $$;
 
 create or replace function app.operator_secret_set(org uuid, name text, value text) returns void language sql as $$

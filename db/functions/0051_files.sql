@@ -66,7 +66,7 @@ begin
   update app.uploads set bound_at = app.now(), document_id = d.id
    where organization_id = u.organization_id and id = u.id;
   if opted_in then
-    perform app.enqueue('index_document', jsonb_build_object('organizationId', d.organization_id, 'documentId', d.id));
+    perform app.index_queue_document(d);
   end if;
   perform app.audit('file.bound', 'document', d.id::text,
     jsonb_build_object('projectId', p.id, 'fileName', stored_name, 'size', d.size_bytes));
@@ -147,10 +147,10 @@ begin
   -- Asking for indexing lifts the opt-out made at binding.
   update app.documents
      set skip_rag_indexing = false, indexing_status = 'indexing', indexing_error = null, updated_at = app.now()
-   where organization_id = d.organization_id and id = d.id;
+   where organization_id = d.organization_id and id = d.id
+  returning * into d;
   -- One indexing job per document: repeated retries replace the queued one.
-  perform app.enqueue('index_document', jsonb_build_object('organizationId', d.organization_id, 'documentId', d.id),
-                      'index_document:' || d.id);
+  perform app.index_queue_document(d);
   return jsonb_build_object('status', 'indexing');
 end $$;
 

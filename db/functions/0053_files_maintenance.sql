@@ -38,23 +38,20 @@ create or replace function app.worker_purge_retained_documents(batch integer) re
   select count(*)::integer from gone
 $$;
 
--- What indexing needs of a document still waiting for it.
-create or replace function app.worker_document_to_index(organization uuid, document uuid)
-returns table (object_key text, object_etag text, mime_type text, plain_text boolean) language sql stable as $$
-  select d.object_key, d.object_etag, d.mime_type, coalesce(t.plain_text, false)
-    from app.documents d
-    left join app.file_types t on t.extension = app.file_extension(d.file_name)
-   where d.organization_id = organization and d.id = document and d.indexing_status = 'indexing'
-$$;
+-- A document queued for indexing by a release before the index store, queued anew.
+create or replace function app.worker_requeue_document(organization uuid, document uuid) returns void language plpgsql as $$
+declare
+  d app.documents;
+begin
+  select * into d from app.documents
+   where organization_id = organization and id = document and indexing_status = 'indexing' and trashed_at is null;
+  if d.id is not null then
+    perform app.index_queue_document(d);
+  end if;
+end $$;
 
-create or replace function app.worker_document_indexed(organization uuid, document uuid, extracted text, failure text)
-returns void language sql as $$
-  update app.documents
-     set indexing_status = case when failure is null then 'indexed' else 'failed' end,
-         extracted_text = extracted, indexing_error = failure, updated_at = app.now()
-   where organization_id = organization and id = document and indexing_status = 'indexing'
-$$;
-
+drop function if exists app.worker_document_to_index(uuid, uuid);
+drop function if exists app.worker_document_indexed(uuid, uuid, text, text);
 drop function if exists app.worker_lapsed_uploads(uuid, integer);
 drop function if exists app.worker_forget_uploads(uuid, uuid[]);
 drop function if exists app.worker_organizations_with_lapsed_uploads();

@@ -202,6 +202,7 @@ declare
   upserted record;
   d app.documents;
   text_limit bigint := app.limit('agent.fileReadMaxBytes');
+  extracted text;
 begin
     case tool
     when 'tasks.read' then
@@ -255,17 +256,22 @@ begin
         if d.id is null then
           return jsonb_build_object('error', 'no such file in the project');
         end if;
-        if d.extracted_text is null then
+        -- The indexed text, or what the service kept of a plain-text file before indexing existed.
+        extracted := coalesce((select i.content from app.index_files i where i.document_id = d.id and i.status = 'completed'),
+                              d.extracted_text);
+        if extracted is null then
           return jsonb_build_object('error', format('the file %s (%s) has no text to read', d.file_name, d.mime_type));
         end if;
         return jsonb_build_object('result', jsonb_build_object('fileId', d.id, 'name', d.file_name, 'mimeType', d.mime_type,
-          'text', app.utf8_left(d.extracted_text, text_limit),
-          'truncated', octet_length(d.extracted_text) > text_limit));
+          'text', app.utf8_left(extracted, text_limit),
+          'truncated', octet_length(extracted) > text_limit));
       end if;
       return jsonb_build_object('result', jsonb_build_object('files',
         coalesce((select jsonb_agg(jsonb_build_object('fileId', x.id, 'name', x.file_name, 'folderId', x.folder_id,
                                                       'mimeType', x.mime_type, 'sizeBytes', x.size_bytes,
-                                                      'readable', x.extracted_text is not null)
+                                                      'readable', x.extracted_text is not null or exists (
+                                                        select 1 from app.index_files i
+                                                         where i.document_id = x.id and i.status = 'completed' and i.content is not null))
                                    order by x.created_at desc, x.id)
                     from (select * from app.documents k
                            where k.organization_id = organization and k.project_id = p.id and k.trashed_at is null

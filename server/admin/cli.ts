@@ -8,7 +8,7 @@ import { resolveDatabase } from '../core/db/database.ts'
 import { ownerPool, type Sql } from '../core/db/connection.ts'
 import { migrate } from '../core/db/migrate.ts'
 import { describeDatabaseError, LEVELS, ROLES } from './errors.ts'
-import { addHarness, addMember, addModel, createKey, createOrganization, createUser, grantProjectAccess, listHarnesses, removeHarness, revokeKey, rotateIssuerKeys, seed, seedSchema, setUploadPolicy } from './operations.ts'
+import { addHarness, addMember, addModel, MODEL_CAPABILITIES, createKey, createOrganization, createUser, grantProjectAccess, listHarnesses, removeHarness, revokeKey, rotateIssuerKeys, seed, seedSchema, setUploadPolicy } from './operations.ts'
 
 interface Command {
   usage: string
@@ -36,7 +36,7 @@ const commands: Record<string, Command> = {
     does: 'gives a user or a team access to a project, replacing an earlier grant',
   },
   'model add': {
-    usage: 'model add --org S --id M --provider P --context-window N [--max-output-tokens N] [--default]',
+    usage: 'model add --org S --id M --provider P --context-window N [--max-output-tokens N] [--default] [--capabilities chat,embeddings]',
     does: 'adds a model to an organization\'s catalog',
   },
   'harness list': { usage: 'harness list', does: 'lists the coding harnesses this deployment runs project agents on' },
@@ -69,7 +69,7 @@ const options = {
   file: { type: 'string' }, slug: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' },
   password: { type: 'string' }, verified: { type: 'boolean' }, org: { type: 'string' }, role: { type: 'string' },
   disabled: { type: 'boolean' }, 'expires-at': { type: 'string' }, id: { type: 'string' }, project: { type: 'string' },
-  team: { type: 'string' }, level: { type: 'string' }, provider: { type: 'string' },
+  team: { type: 'string' }, level: { type: 'string' }, provider: { type: 'string' }, capabilities: { type: 'string' },
   'context-window': { type: 'string' }, 'max-output-tokens': { type: 'string' }, default: { type: 'boolean' },
   'max-bytes': { type: 'string' }, extensions: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const
@@ -86,6 +86,16 @@ function oneOf<T extends string>(values: Record<string, unknown>, name: string, 
   const value = required(values, name)
   if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${name} must be one of ${allowed.join(', ')}`)
   return value as T
+}
+
+function capabilities(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined
+  const listed = value.split(',').map((c) => c.trim()).filter(Boolean)
+  const unknown = listed.filter((c) => !(MODEL_CAPABILITIES as readonly string[]).includes(c))
+  if (listed.length === 0 || unknown.length > 0) {
+    throw new UsageError(`--capabilities lists ${MODEL_CAPABILITIES.join(' and ')}, comma-separated${unknown.length ? `; not ${unknown.join(', ')}` : ''}`)
+  }
+  return listed
 }
 
 function integer(value: string | undefined, name: string): number | null {
@@ -150,6 +160,7 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
         contextWindow: integer(required(values, 'context-window'), 'context-window')!,
         maxOutputTokens: integer(values['max-output-tokens'] as string | undefined, 'max-output-tokens'),
         default: values.default === true,
+        capabilities: capabilities(values.capabilities as string | undefined),
       })
       return { ok: true }
     case 'harness list':

@@ -9,6 +9,9 @@ import { rotateSigningKeys } from '../oidc/keys.ts'
 const role = v.picklist(['owner', 'admin', 'developer', 'editor', 'member'])
 const epochOrNull = v.nullish(v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.isoTimestamp())]))
 
+/** What a catalog model is for; one listing embeddings ranks knowledge search by vectors. */
+export const MODEL_CAPABILITIES = ['chat', 'embeddings'] as const
+
 /** An organization's narrowing of uploads: a smaller size cap, fewer file types. */
 export const uploadPolicySchema = v.strictObject({
   maxBytes: v.nullish(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(limit('upload.maxBytes')))),
@@ -48,6 +51,7 @@ export const seedSchema = v.strictObject({
     contextWindow: v.pipe(v.number(), v.integer(), v.minValue(1)),
     maxOutputTokens: v.nullish(v.pipe(v.number(), v.integer(), v.minValue(1))),
     default: v.optional(v.boolean(), false),
+    capabilities: v.optional(v.pipe(v.array(v.picklist(MODEL_CAPABILITIES)), v.minLength(1))),
   })), []),
   secrets: v.optional(v.array(v.strictObject({ org: v.string(), name: v.string(), value: v.string() })), []),
   grants: v.optional(v.array(v.strictObject({
@@ -105,9 +109,11 @@ export async function grantProjectAccess(sql: Sql, org: string, project: string,
     from (select app.operator_org_id(${org}) as id) o`
 }
 
-export async function addModel(sql: Sql, org: string, model: { id: string; providerSlug: string; contextWindow: number; maxOutputTokens?: number | null; default?: boolean }): Promise<void> {
+export async function addModel(sql: Sql, org: string, model: { id: string; providerSlug: string; contextWindow: number;
+  maxOutputTokens?: number | null; default?: boolean; capabilities?: readonly string[] }): Promise<void> {
   await sql`select app.operator_model_add(app.operator_org_id(${org}), ${model.id}, ${model.providerSlug},
-    ${model.contextWindow}, ${model.maxOutputTokens ?? null}, ${model.default ?? false})`
+    ${model.contextWindow}, ${model.maxOutputTokens ?? null}, ${model.default ?? false},
+    ${JSON.stringify(model.capabilities ?? ['chat'])}::text::jsonb)`
 }
 
 export async function listHarnesses(sql: Sql): Promise<unknown> {

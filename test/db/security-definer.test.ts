@@ -34,6 +34,7 @@ const allowlist: Record<string, string> = {
   'app.issuer_client(text)': 'the identity issuer reads a client by its id at authorization and token requests, where no caller exists',
   'app.issuer_account(text,uuid,boolean)': 'the identity issuer decides what it says about a token\'s person by the client\'s organization, with no caller',
   'app.issuer_store(text,text,text,jsonb,integer)': 'oidc-provider\'s adapter: codes and tokens are presented by clients, not by a caller policies could admit',
+  'app.index_queue_platform(text,uuid,uuid,uuid,text,bigint,jsonb,regconfig)': 'a document\'s or entry\'s write queues it for indexing in its own transaction; the index row is the pipeline\'s, which no member may write',
   'app.issuer_keys(jsonb)': 'the issuer\'s private signing keys are readable through this door only, never by a query of the request role',
 }
 

@@ -216,42 +216,88 @@ t.test('project file indexing', async (t) => {
   const { service, alpha, olive } = await world(t, { store: true, worker: true })
   const base = `/api/v1/projects/${alpha}`
   const read = (id: string) => olive.get(`${base}/files/${id}`).then((r) => r.body.file)
+  // Waits in SQL, so the polling spends no request budget; then reads over HTTP.
+  const settled = async (id: string) => {
+    await eventually(() => service.db.owner`select indexing_status from app.documents where id = ${id}`,
+      (rows) => rows[0]?.indexing_status !== 'indexing')
+    return read(id)
+  }
+  const indexRow = async (id: string) =>
+    (await service.db.owner`select status, reason, content, chunk_count from app.index_files where document_id = ${id}`)[0]
 
-  const skipped = (await uploadFile(olive, alpha, 'skipped.txt', 'plain words')).body.file
+  const skipped = (await uploadFile(olive, alpha, 'skipped.txt', 'plain words about lighthouses')).body.file
 
   t.test('a bound file is not indexed by default, and no job is queued', async (t) => {
     t.same(skipped.indexing, { status: 'skipped' })
-    const [job] = await service.db.owner`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'index_document'`
+    const [job] = await service.db.owner`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'index_file'`
     t.equal(job!.n, 0, 'no indexing job for a skipped file')
+    t.equal(await indexRow(skipped.id), undefined, 'nothing in the index store')
   })
 
-  t.test('skipRagIndexing false at binding queues text extraction', async (t) => {
-    const opted = await uploadFile(olive, alpha, 'opted.md', '# Title\nbody', { skipRagIndexing: false })
+  t.test('skipRagIndexing false at binding sends the file through the indexing pipeline', async (t) => {
+    const opted = await uploadFile(olive, alpha, 'opted.md', '# Harbour\nThe harbour master keeps the tide tables.', { skipRagIndexing: false })
     t.same(opted.body.file.indexing, { status: 'indexing' }, 'skipRagIndexing:false opts in')
-    t.same((await eventually(() => read(opted.body.file.id), (f) => f.indexing.status !== 'indexing')).indexing, { status: 'indexed' })
-    const [text] = await service.db.owner`select extracted_text from app.documents where id = ${opted.body.file.id}`
-    t.equal(text!.extracted_text, '# Title\nbody', 'the text was extracted')
+    t.same((await settled(opted.body.file.id)).indexing, { status: 'indexed' })
+    const row = await indexRow(opted.body.file.id)
+    t.match(row, { status: 'completed', reason: null }, 'the index row completed')
+    t.match(row!.content, /harbour master keeps the tide tables/, 'the text was extracted')
+    const [chunk] = await service.db.owner`select heading, content from app.index_chunks where document_id = ${opted.body.file.id}`
+    t.equal(chunk!.heading, 'Harbour', 'its chunk keeps the heading')
   })
 
-  t.test('retry-indexing lifts the opt-out and queues text extraction', async (t) => {
+  t.test('retry-indexing lifts the opt-out and indexes the file', async (t) => {
     const retried = await olive.post(`${base}/files/${skipped.id}/retry-indexing`)
     t.equal(retried.status, 200)
     t.same(retried.body, { status: 'indexing' })
-    t.same((await eventually(() => read(skipped.id), (f) => f.indexing.status !== 'indexing')).indexing, { status: 'indexed' },
-      'the opt-out is lifted')
+    t.same((await settled(skipped.id)).indexing, { status: 'indexed' }, 'the file read moves to indexed')
     const [row] = await service.db.owner`select skip_rag_indexing from app.documents where id = ${skipped.id}`
     t.equal(row!.skip_rag_indexing, false)
+    t.match(await indexRow(skipped.id), { status: 'completed', chunk_count: 1 })
   })
 
-  t.test('bytes that are not UTF-8 text fail extraction', async (t) => {
+  t.test('a file a library cannot read fails with a reason', async (t) => {
     const binary = (await uploadFile(olive, alpha, 'bad.txt', Buffer.from([0xff, 0xfe, 0x00]), { skipRagIndexing: false })).body.file
-    t.same((await eventually(() => read(binary.id), (f) => f.indexing.status !== 'indexing')).indexing, { status: 'failed' },
-      'bytes that are not UTF-8 text fail extraction')
+    t.same((await settled(binary.id)).indexing, { status: 'failed' }, 'bytes that are not UTF-8 text fail extraction')
+    const pdf = (await uploadFile(olive, alpha, 'paper.pdf', '%PDF-1.7 truncated', { skipRagIndexing: false })).body.file
+    t.same((await settled(pdf.id)).indexing, { status: 'failed' }, 'a broken pdf fails')
+    const row = await indexRow(pdf.id)
+    t.equal(row!.status, 'failed')
+    t.ok(row!.reason && row!.reason.length > 0, `with a reason: ${row!.reason}`)
+    const [document] = await service.db.owner`select indexing_error from app.documents where id = ${pdf.id}`
+    t.equal(document!.indexing_error, row!.reason, 'the document keeps the reason')
   })
 
-  t.test('files of other types wait for the indexing service', async (t) => {
-    const pdf = (await uploadFile(olive, alpha, 'paper.pdf', '%PDF-1.7', { skipRagIndexing: false })).body.file
-    t.same(pdf.indexing, { status: 'indexing' }, 'other types wait for the indexing service')
+  t.test('deleting a file removes its chunks', async (t) => {
+    const doomed = (await uploadFile(olive, alpha, 'doomed.txt', 'short lived words', { skipRagIndexing: false })).body.file
+    await settled(doomed.id)
+    const before = await service.db.owner`select count(*)::int as n from app.index_chunks where document_id = ${doomed.id}`
+    t.equal(before[0]!.n, 1, 'indexed into one chunk')
+    t.equal((await olive.del(`${base}/files/${doomed.id}`)).status, 204)
+    const after = await service.db.owner`select (select count(*)::int from app.index_chunks where document_id = ${doomed.id}) as chunks,
+                                                (select count(*)::int from app.index_files where document_id = ${doomed.id}) as files`
+    t.same(after[0], { chunks: 0, files: 0 }, 'its chunks and index row are gone')
+  })
+
+  t.test('retries racing the worker never deadlock', async (t) => {
+    const raced = (await uploadFile(olive, alpha, 'raced.txt', 'racing words', { skipRagIndexing: false })).body.file
+    // While the worker claims and settles revisions, retries change the document and
+    // queue the next: both lock the document before its index row.
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await olive.post(`${base}/files/${raced.id}/retry-indexing`)).status)
+      await new Promise((r) => setTimeout(r, 15))
+    }
+    t.same(statuses, [200, 200, 200, 200], 'every retry answered 200')
+    t.same((await settled(raced.id)).indexing, { status: 'indexed' })
+  })
+
+  t.test('a retry while a revision is queued indexes once, the newest', async (t) => {
+    const twice = (await uploadFile(olive, alpha, 'twice.txt', 'again and again')).body.file
+    t.equal((await olive.post(`${base}/files/${twice.id}/retry-indexing`)).status, 200)
+    t.equal((await olive.post(`${base}/files/${twice.id}/retry-indexing`)).status, 200)
+    t.same((await settled(twice.id)).indexing, { status: 'indexed' })
+    const [row] = await service.db.owner`select revision, status from app.index_files where document_id = ${twice.id}`
+    t.same(row, { revision: 2, status: 'completed' }, 'the second retry made revision 2, and it completed')
   })
 })
 
