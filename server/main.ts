@@ -1,10 +1,11 @@
 // The composition root: the one module that decides what a process runs, and the
 // only one that may import jobs/ and the internal services.
 //
-//   node --import tsx server/main.ts [all|api|worker]
-//     all     (npm start)        the API and the job worker in one process
-//     api     (npm run api)      the API only
-//     worker  (npm run worker)   the job worker only
+//   node --import tsx server/main.ts [all|api|worker|indexing]
+//     all       (npm start)          the API, the job worker and the indexing service in one process
+//     api       (npm run api)        the API only
+//     worker    (npm run worker)     the job worker only
+//     indexing  (npm run indexing)   the indexing service (with its own index_file runner) only
 //
 // Every mode applies pending migrations first (they run under a lock, so processes
 // starting together take turns). With no DATABASE_URL an embedded PostgreSQL runs
@@ -20,8 +21,9 @@ import { resolveObjectStore } from './core/storage/resolve.ts'
 import { startService } from './service.ts'
 import { createKey, seed } from './admin/operations.ts'
 import { startWorker } from '../jobs/worker.ts'
+import { startIndexingService } from './services/indexing/service.ts'
 
-const MODES = { all: ['api', 'worker'], api: ['api'], worker: ['worker'] } as const
+const MODES = { all: ['api', 'worker', 'indexing'], api: ['api'], worker: ['worker'], indexing: ['indexing'] } as const
 type Mode = keyof typeof MODES
 type Part = (typeof MODES)[Mode][number]
 
@@ -85,6 +87,7 @@ async function start(): Promise<void> {
   // Before migrations and the worker: a port held by another process is the most
   // common start-up failure, and it should not cost a migration to find out.
   if (parts.has('api')) await ensurePortFree(config.PORT)
+  if (parts.has('indexing')) await ensurePortFree(config.INDEXING_PORT, 'INDEXING_PORT')
 
   const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }))
   keep({ name: 'database', stop: database.stop })
@@ -117,6 +120,13 @@ async function start(): Promise<void> {
 
   // Internal services (server/services/<name>/, on INDEXING_PORT and CRAWLER_PORT)
   // are started here, each as a part of its own that a mode names.
+  if (parts.has('indexing')) {
+    // Beside the worker (mode all) the worker's own index_file task takes the jobs; a
+    // second runner in the same process would only compete with it.
+    const indexing = await startIndexingService(config, database.url, { log, store: objectStore.store, runner: !parts.has('worker') })
+    keep({ name: 'indexing service', stop: indexing.close })
+    log.info('indexing service listening', { url: `http://localhost:${indexing.port}`, port: indexing.port })
+  }
 
   if (parts.has('api')) {
     const service = await startService(config, database.url, { log, objectStore: objectStore.store })
@@ -145,13 +155,13 @@ async function shutdown(reason: string, code: number): Promise<void> {
   process.exit(code)
 }
 
-function ensurePortFree(port: number): Promise<void> {
+function ensurePortFree(port: number, variable = 'PORT'): Promise<void> {
   if (port === 0) return Promise.resolve()
   return new Promise((resolve, reject) => {
     const probe = net.createServer()
     probe.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE' ? new StartupError(`port ${port} is already in use (set PORT to a free port)`)
-        : error.code === 'EACCES' ? new StartupError(`port ${port} may not be opened by this user (set PORT above 1023)`)
+      reject(error.code === 'EADDRINUSE' ? new StartupError(`port ${port} is already in use (set ${variable} to a free port)`)
+        : error.code === 'EACCES' ? new StartupError(`port ${port} may not be opened by this user (set ${variable} above 1023)`)
           : error)
     })
     probe.listen(port, '0.0.0.0', () => probe.close(() => resolve()))

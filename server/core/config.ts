@@ -29,6 +29,12 @@ const schema = v.object({
   S3_FORCE_PATH_STYLE: v.optional(bool, 'true'),
   METRICS_BEARER_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   INDEXING_PORT: v.optional(port, '8001'),
+  // The bearer token the indexing service asks of every caller but its health and
+  // reference routes; unset, the service is open and its port must stay internal.
+  INDEXING_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  // Files the indexing service's own job runner indexes at once.
+  INDEXING_CONCURRENCY: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
+    v.number(), v.minValue(1), v.maxValue(32)), '2'),
   CRAWLER_PORT: v.optional(port, '8002'),
   LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   // Scales every rate budget (benchmarks raise it; 1 is the documented budget).

@@ -11,7 +11,13 @@ export const ERROR_CODES = [
   'AUTOMATION_TRIGGER_INVALID', 'AUTOMATION_VERSION_UNKNOWN',
   'BLOB_NOT_FOUND', 'BODY_TOO_LARGE', 'COMPETENCE_ALREADY_GRANTED', 'COMPETENCE_CAPABILITY_UNKNOWN',
   'COMPETENCE_EXPIRY_IN_PAST', 'COMPETENCE_FORBIDDEN', 'COMPETENCE_USER_NOT_MEMBER',
-  'FILE_NOT_FOUND', 'FILE_TOO_LARGE', 'FOLDER_DEPTH_EXCEEDED', 'FOLDER_NAME_INVALID',
+  // Hub documents and knowledge entries (the spec names no codes for them): an unknown,
+  // invisible or trashed id, as FILE_NOT_FOUND is for project files.
+  'DOCUMENT_NOT_FOUND', 'KNOWLEDGE_ENTRY_NOT_FOUND',
+  'FILE_NOT_FOUND', 'FILE_TOO_LARGE',
+  // The indexing service: an upload or delete naming a file_id the platform's own
+  // documents and knowledge entries hold.
+  'FILE_ID_RESERVED', 'FOLDER_DEPTH_EXCEEDED', 'FOLDER_NAME_INVALID',
   'FOLDER_NOT_FOUND', 'GENERATION_IN_PROGRESS',
   // The identity issuer's client registration (the spec says 409 for a changed callback
   // or policy and names no codes).

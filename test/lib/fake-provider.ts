@@ -13,6 +13,9 @@
 //   slow-model   whole answers come after 300 ms
 //   slow-loop-model  loop-model, each answer after 300 ms
 //   surrogate-model  (whole answers) answers with an unpaired surrogate escaped in its JSON
+// tool-model answers a streamed request as a stream of the same message (tool calls as
+// deltas). POST /embeddings answers 64-dimensional bag-of-words vectors (hashed words),
+// so texts sharing words are near; a model named fail-embed answers 500.
 // Any request with a key other than `sk-fake` is answered 401.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -32,10 +35,17 @@ export async function fakeProvider(t: Test): Promise<FakeProvider> {
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
-    if (!req.url?.endsWith('/chat/completions')) return json(res, 404, { error: { message: 'no route' } })
+    const embeddings = req.url?.endsWith('/embeddings')
+    if (!req.url?.endsWith('/chat/completions') && !embeddings) return json(res, 404, { error: { message: 'no route' } })
     if (req.headers.authorization !== KEY) return json(res, 401, { error: { message: 'bad key', type: 'invalid_request_error' } })
     const body = JSON.parse(Buffer.concat(chunks).toString()) as any
     requests.push(body)
+    if (embeddings) {
+      if (body.model === 'fail-embed') return json(res, 500, { error: { message: 'the embedder fell over' } })
+      const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input]
+      return json(res, 200, { object: 'list', model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 },
+        data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: bagOfWords(input) })) })
+    }
     const lastUser = [...body.messages].reverse().find((m: any) => m.role === 'user')?.content ?? ''
     switch (body.model) {
       case 'fail-model': return json(res, 500, { error: { message: 'the model fell over' } })
@@ -80,6 +90,31 @@ export async function fakeProvider(t: Test): Promise<FakeProvider> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests }
 }
 
+const whole = (res: http.ServerResponse, status: number, value: unknown) => json(res, status, value)
+
+// A whole completion sent as the stream a provider would send for it.
+function streamWhole(res: http.ServerResponse, value: any) {
+  const message = value.choices[0].message
+  startStream(res)
+  if (message.content) send(res, { role: 'assistant', content: message.content })
+  for (const [index, call] of (message.tool_calls ?? []).entries()) {
+    send(res, { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] })
+    send(res, { tool_calls: [{ index, function: { arguments: call.function.arguments } }] })
+  }
+  send(res, {}, value.choices[0].finish_reason)
+  res.end('data: [DONE]\n\n')
+}
+
+function bagOfWords(text: string): number[] {
+  const vector = new Array<number>(64).fill(0)
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let hash = 0
+    for (const char of word) hash = (hash * 31 + char.charCodeAt(0)) >>> 0
+    vector[hash % 64]! += 1
+  }
+  return vector
+}
+
 function json(res: http.ServerResponse, status: number, value: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' })
   res.end(JSON.stringify(value))
@@ -113,6 +148,7 @@ async function streamWords(res: http.ServerResponse, words: string[], delayMs: n
 // Asks for the calls a JSON user message lists, else for the first tool offered;
 // once a tool answered, answers with what the last one said.
 function toolAnswer(res: http.ServerResponse, body: any) {
+  const json = (res: http.ServerResponse, status: number, value: any) => (body.stream ? streamWhole(res, value) : whole(res, status, value))
   const toolResult = [...body.messages].reverse().find((m: any) => m.role === 'tool')
   if (toolResult) return json(res, 200, completion(`tool said: ${toolResult.content}`, 'stop'))
   const lastUser = [...body.messages].reverse().find((m: any) => m.role === 'user')?.content ?? ''

@@ -20,7 +20,8 @@ export interface Spawned {
 }
 
 export function spawnProcess(command: string, args: string[], options: { env: Record<string, string>; cwd?: string }): Spawned {
-  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', ...options.env }
+  // The indexing service of mode all on a port of its own, so processes started side by side never collide.
+  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', INDEXING_PORT: '0', ...options.env }
   for (const [name, value] of Object.entries(env)) if (value === '') delete env[name]
   const child = spawn(command, args, { cwd: options.cwd ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []

@@ -1,0 +1,398 @@
+// The indexing service: its own HTTP application (Polka) on INDEXING_PORT, over the
+// owner connection (the index store's functions are the owner's alone), with its own
+// job runner for index_file. See docs/indexing.md.
+//
+//   POST   /api/v1/documents/upload            multipart: file, file_id, sync?, metadata?
+//   POST   /api/v1/documents/statuses          {file_ids}
+//   POST   /api/v1/search                      {query, file_ids, top_k?, similarity_threshold?, include_metadata?, language?}
+//   GET    /api/v1/documents/:file_id/content
+//   POST   /api/v1/documents/compare           {file_id_a, file_id_b}
+//   DELETE /api/v1/documents/:file_id
+//   GET    /health, /metrics/rag, /openapi.json, /docs
+import http, { type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import polka from 'polka'
+import type { Config } from '../../core/config.ts'
+import { ownerPool, type Sql } from '../../core/db/connection.ts'
+import type { Logger } from '../../core/log.ts'
+import { limit } from '../../core/limits.ts'
+import type { ObjectStore } from '../../core/storage/object-store.ts'
+import { embeddingModel, indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
+import {
+  ServiceError, bearerMatches, fileNotFound, fromDatabase, internalError, invalidBody, jsonBody, unauthorized, writeError, writeJson,
+  type Issue,
+} from './http.ts'
+import { readUpload } from './upload.ts'
+import { compareTexts } from './compare.ts'
+import { createMetrics, type IndexingMetrics } from './metrics.ts'
+import { startRunner, type IndexingRunner } from './runner.ts'
+import { DOCS_INIT, DOCS_PAGE, docAsset, indexingDocument } from './openapi.ts'
+import { FILE_ID_PATTERN, compareBody, searchBody, statusesBody } from './schemas.ts'
+
+export const INDEXING_API_VERSION = '1.0.0'
+
+export interface IndexingServiceOptions {
+  log: Logger
+  /** The object store platform documents' bytes are read from; null without one. */
+  store: ObjectStore | null
+  /** Overrides INDEXING_PORT (tests pass 0). */
+  port?: number
+  /** Runs the service's own index_file runner (default true). */
+  runner?: boolean
+}
+
+export interface RunningIndexingService {
+  url: string
+  port: number
+  close: () => Promise<void>
+}
+
+/** Running jobs get this long on shutdown before they are released to another worker. */
+const RUNNER_GRACE_MS = 5_000
+/** A database that has not answered /health's probe by then counts as down. */
+const HEALTH_TIMEOUT_MS = 3_000
+
+type Request = IncomingMessage & { params?: Record<string, string>; routePattern?: string }
+type Handler = (req: Request, res: ServerResponse) => Promise<void>
+
+interface Route {
+  method: 'GET' | 'POST' | 'DELETE'
+  path: string
+  /** Reachable without INDEXING_TOKEN. */
+  open?: boolean
+  handle: Handler
+}
+
+export async function startIndexingService(config: Config, databaseUrl: string, options: IndexingServiceOptions): Promise<RunningIndexingService> {
+  const { log, store } = options
+  const sql = ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10))
+  const query: Query = async (text, params) => await sql.unsafe(text, params as never[]) as never
+  const metrics = createMetrics(sql)
+  const count = (outcome: PipelineOutcome) => {
+    if (outcome.status !== 'superseded') metrics.indexed.inc({ outcome: outcome.status })
+  }
+
+  let runner: IndexingRunner | null = null
+  if (options.runner !== false) {
+    try {
+      runner = await startRunner(databaseUrl, { store, concurrency: config.INDEXING_CONCURRENCY, log, onOutcome: count })
+    } catch (error) {
+      await sql.end({ timeout: 5 })
+      throw error
+    }
+  }
+
+  const routes = indexingRoutes({ config, sql, query, store, metrics, log, count })
+  const server = createServer(routes, config, log)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(options.port ?? config.INDEXING_PORT, '0.0.0.0', () => resolve())
+    })
+  } catch (error) {
+    await runner?.stop(0)
+    await sql.end({ timeout: 5 })
+    throw error
+  }
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await runner?.stop(RUNNER_GRACE_MS)
+      await sql.end({ timeout: 5 })
+    },
+  }
+}
+
+function createServer(routes: Route[], config: Config, log: Logger): http.Server {
+  const known: { pattern: RegExp; path: string; allow: string }[] = []
+  const byPath = new Map<string, Route[]>()
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route])
+
+  const app = polka({
+    onNoMatch: (req: IncomingMessage, res: ServerResponse) => {
+      const path = (req.url ?? '/').split('?')[0]!
+      const match = known.find((k) => k.pattern.test(path))
+      if (match) {
+        (req as Request).routePattern = match.path
+        // Any verb on a known path but its own, keyless so the shape of the service is no secret.
+        writeError(res, new ServiceError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, {}, { allow: match.allow }))
+        return
+      }
+      if (!authorized(req)) return writeError(res, unauthorized())
+      writeError(res, new ServiceError(404, 'NOT_FOUND', 'No such route.'))
+    },
+  })
+
+  const authorized = (req: IncomingMessage) => !config.INDEXING_TOKEN || bearerMatches(req.headers.authorization, config.INDEXING_TOKEN)
+
+  for (const [path, declared] of byPath) {
+    const allowed = new Set<string>(declared.map((route) => route.method))
+    if (allowed.has('GET')) allowed.add('HEAD')
+    known.push({ pattern: new RegExp(`^${path.replace(/:[A-Za-z_]+/g, '[^/]+')}$`), path, allow: [...allowed].join(', ') })
+    for (const route of declared) {
+      const serve = (req: IncomingMessage, res: ServerResponse) => void serveRoute(route, req as Request, res)
+      app.add(route.method, path, serve)
+      if (route.method === 'GET') app.add('HEAD', path, serve)
+    }
+  }
+
+  async function serveRoute(route: Route, req: Request, res: ServerResponse): Promise<void> {
+    req.routePattern = route.path
+    try {
+      if (!route.open && !authorized(req)) throw unauthorized()
+      await route.handle(req, res)
+    } catch (error) {
+      const refusal = error instanceof ServiceError ? error : fromDatabase(error)
+      if (refusal) {
+        if (res.headersSent) return
+        if (!req.complete) lingeringClose(req)
+        writeError(res, refusal)
+        return
+      }
+      log.error('indexing request failed', { method: req.method, route: route.path, error })
+      if (!res.headersSent) writeError(res, internalError())
+      else res.destroy()
+    }
+  }
+
+  const server = http.createServer({ requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout: Math.min(config.REQUEST_TIMEOUT_MS, 60_000) }, (req, res) => {
+    const started = performance.now()
+    res.once('close', () => {
+      log.info('request', {
+        service: 'indexing', method: req.method, route: (req as Request).routePattern ?? null, status: res.statusCode,
+        durationMs: Math.round((performance.now() - started) * 10) / 10, ...(res.writableFinished ? {} : { aborted: true }),
+      })
+    })
+    app.handler(req as never, res as never)
+  })
+  return server
+}
+
+/** How long a refused request's connection keeps reading what the client still sends before it closes. */
+const LINGER_MS = 2_000
+
+/**
+ * A refusal sent before the body was read (413) closes the connection. Closing a
+ * socket with unread bytes resets it, and a reset can discard the refusal before the
+ * client reads it; so the connection half-closes once the answer is out, discards
+ * what still arrives for a moment, and only then closes.
+ */
+function lingeringClose(req: IncomingMessage): void {
+  const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void }
+  socket.destroySoon = () => {
+    socket.end()
+    setTimeout(() => socket.destroy(), LINGER_MS).unref()
+  }
+  req.resume()
+}
+
+interface Deps {
+  config: Config
+  sql: Sql
+  query: Query
+  store: ObjectStore | null
+  metrics: IndexingMetrics
+  log: Logger
+  count: (outcome: PipelineOutcome) => void
+}
+
+/** A path's file_id, decoded; one that no file can have is simply not found. */
+function pathFileId(req: Request): string {
+  const raw = req.params?.file_id ?? ''
+  let fileId: string
+  try {
+    fileId = decodeURIComponent(raw)
+  } catch {
+    throw fileNotFound(raw)
+  }
+  if (!FILE_ID_PATTERN.test(fileId)) throw fileNotFound(fileId)
+  return fileId
+}
+
+/** The text search configuration a language name selects; an unknown one is an issue at path. */
+async function searchLanguage(sql: Sql, name: string | null | undefined, path: string): Promise<{ language: string } | { issue: Issue }> {
+  if (name === null || name === undefined) return { language: 'english' }
+  const [row] = await sql<{ language: string | null }[]>`select app.search_language(${name})::text as language`
+  if (!row?.language) return { issue: { path, message: `unknown text search configuration "${name}" (english, german, simple, ...)` } }
+  return { language: row.language }
+}
+
+interface FileRow {
+  file_id: string
+  status: 'queued' | 'running' | 'completed' | 'failed'
+  reason: string | null
+  content: string | null
+  chunk_count: number
+}
+
+function indexingRoutes(deps: Deps): Route[] {
+  const { config, sql, query, store, metrics, log, count } = deps
+  const uploadMaxBytes = limit('indexing.uploadMaxBytes')
+  let document: Record<string, unknown> | undefined
+
+  const upload: Handler = async (req, res) => {
+    const parsed = await readUpload(req, uploadMaxBytes)
+    const issues = parsed.ok ? [] : parsed.issues
+    // The language is checked with the other fields, so one answer lists every problem.
+    const language = await searchLanguage(sql, parsed.ok ? parsed.form.language : parsed.language, 'metadata.language')
+    if ('issue' in language) issues.push(language.issue)
+    if (!parsed.ok || 'issue' in language) throw invalidBody('The upload does not have the expected fields.', issues)
+    const { form } = parsed
+    const lang = language.language
+    const accepted = await sql.begin(async (tx) => {
+      const [row] = await tx<{ file: unknown }[]>`
+        select app.index_accept(${form.fileId}, ${form.fileName}, ${form.bytes}, ${tx.json(form.metadata as never)},
+                                ${lang}::regconfig, ${!form.sync}) as file`
+      const [current] = await tx<{ revision: number }[]>`select revision from app.index_files where file_id = ${form.fileId}`
+      return { row, revision: current!.revision }
+    })
+    metrics.uploads.inc({ mode: form.sync ? 'sync' : 'background' })
+    if (!form.sync) {
+      writeJson(res, 202, { file_id: form.fileId, status: 'queued' })
+      return
+    }
+    let outcome: PipelineOutcome
+    try {
+      outcome = await indexFile({ query, store, log }, form.fileId, accepted.revision)
+    } catch (error) {
+      // A dependency that is down: the file goes to the background queue rather than
+      // staying claimed by a request that gave up on it.
+      await sql`select app.enqueue('index_file', ${sql.json({ fileId: form.fileId, revision: accepted.revision })}, ${`index_file:${form.fileId}`})`
+        .catch(() => {})
+      throw error
+    }
+    count(outcome)
+    const [settled] = await sql<FileRow[]>`select file_id, status, reason, chunk_count from app.index_files where file_id = ${form.fileId}`
+    if (!settled) throw fileNotFound(form.fileId)
+    writeJson(res, 200, { file_id: settled.file_id, status: settled.status, reason: settled.reason, chunks: settled.chunk_count })
+  }
+
+  const statuses: Handler = async (req, res) => {
+    const body = await jsonBody(req, statusesBody)
+    const [row] = await sql<{ statuses: unknown }[]>`select app.index_statuses(${body.file_ids}::text[]) as statuses`
+    writeJson(res, 200, { statuses: row?.statuses ?? [] })
+  }
+
+  const search: Handler = async (req, res) => {
+    const body = await jsonBody(req, searchBody)
+    const language = await searchLanguage(sql, body.language, 'language')
+    if ('issue' in language) throw invalidBody('The body does not have the expected shape.', [language.issue])
+    const started = performance.now()
+    // Vectors join the ranking when the files searched belong to one organization
+    // whose catalog has an embeddings model.
+    const organizations = await sql<{ organization_id: string }[]>`
+      select distinct organization_id from app.index_files where file_id = any(${body.file_ids}::text[]) and organization_id is not null`
+    let vector: string | null = null
+    if (organizations.length === 1) {
+      const model = await embeddingModel(query, organizations[0]!.organization_id)
+      const embedded = await queryEmbedding(model, body.query)
+      // As an array literal: the cast below makes it real[] whatever the driver would infer.
+      if (embedded && embedded.every(Number.isFinite)) vector = `{${embedded.join(',')}}`
+    }
+    const rows = await sql<{ file_id: string; content: string; score: number; page: number | null; heading: string | null; ordinal: number; file_name: string; metadata: Record<string, unknown> }[]>`
+      select s.file_id, s.content, s.score, s.page, s.heading, s.ordinal, f.file_name, f.metadata
+        from app.search_chunks(${body.query}, ${body.file_ids}::text[], ${body.top_k}, ${body.similarity_threshold},
+                               ${vector}::real[], ${language.language}::regconfig) s
+        join app.index_files f on f.file_id = s.file_id
+       order by s.score desc, s.file_id, s.ordinal`
+    metrics.searches.inc()
+    metrics.searchSeconds.observe((performance.now() - started) / 1000)
+    writeJson(res, 200, {
+      results: rows.map((row) => ({
+        file_id: row.file_id, content: row.content, score: Math.min(1, Math.max(0, row.score)),
+        ...(body.include_metadata
+          ? { metadata: { ...row.metadata, file_name: row.file_name, page: row.page, heading: row.heading, ordinal: row.ordinal } }
+          : {}),
+      })),
+    })
+  }
+
+  const content: Handler = async (req, res) => {
+    const fileId = pathFileId(req)
+    const [row] = await sql<FileRow[]>`select file_id, status, reason, content from app.index_files where file_id = ${fileId}`
+    if (!row) throw fileNotFound(fileId)
+    writeJson(res, 200, { file_id: row.file_id, status: row.status, reason: row.reason, content: row.status === 'completed' ? row.content ?? '' : null })
+  }
+
+  const compare: Handler = async (req, res) => {
+    const body = await jsonBody(req, compareBody)
+    const rows = await sql<FileRow[]>`
+      select file_id, status, reason, content from app.index_files
+       where file_id in (${body.file_id_a}, ${body.file_id_b}) and status = 'completed'`
+    const text = (fileId: string) => rows.find((row) => row.file_id === fileId)?.content ?? null
+    const a = text(body.file_id_a)
+    const b = text(body.file_id_b)
+    const missing = [...new Set([a === null ? body.file_id_a : null, b === null ? body.file_id_b : null].filter((id): id is string => id !== null))]
+    if (missing.length > 0) {
+      throw new ServiceError(404, 'FILE_NOT_FOUND', 'A file to compare is unknown or not indexed (completed) yet.', { file_ids: missing })
+    }
+    writeJson(res, 200, await compareTexts(a!, b!))
+  }
+
+  const remove: Handler = async (req, res) => {
+    const fileId = pathFileId(req)
+    const [row] = await sql<{ deleted: boolean }[]>`select app.index_delete(${fileId}) as deleted`
+    if (!row?.deleted) throw fileNotFound(fileId)
+    res.statusCode = 204
+    res.end()
+  }
+
+  const health: Handler = async (_req, res) => {
+    let timer: NodeJS.Timeout | undefined
+    const answers = await Promise.race([
+      sql`select 1`.execute().then(() => true, () => false),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS) }),
+    ])
+    clearTimeout(timer)
+    writeJson(res, answers ? 200 : 503, { status: answers ? 'ok' : 'unavailable' })
+  }
+
+  const scrape: Handler = async (req, res) => {
+    const token = config.METRICS_BEARER_TOKEN
+    if (!token || !bearerMatches(req.headers.authorization, token)) throw unauthorized()
+    const text = await metrics.registry.metrics()
+    res.statusCode = 200
+    res.setHeader('content-type', metrics.registry.contentType)
+    res.setHeader('cache-control', 'no-store')
+    res.end(text)
+  }
+
+  const openapi: Handler = async (_req, res) => {
+    document ??= indexingDocument(INDEXING_API_VERSION)
+    writeJson(res, 200, document)
+  }
+
+  const raw = (res: ServerResponse, type: string, content: string | Buffer) => {
+    res.statusCode = 200
+    res.setHeader('content-type', type)
+    res.setHeader('content-length', Buffer.byteLength(content))
+    res.end(content)
+  }
+
+  return [
+    { method: 'POST', path: '/api/v1/documents/upload', handle: upload },
+    { method: 'POST', path: '/api/v1/documents/statuses', handle: statuses },
+    { method: 'POST', path: '/api/v1/documents/compare', handle: compare },
+    { method: 'POST', path: '/api/v1/search', handle: search },
+    { method: 'GET', path: '/api/v1/documents/:file_id/content', handle: content },
+    { method: 'DELETE', path: '/api/v1/documents/:file_id', handle: remove },
+    { method: 'GET', path: '/health', open: true, handle: health },
+    // Its own bearer token (METRICS_BEARER_TOKEN), checked by the handler.
+    { method: 'GET', path: '/metrics/rag', open: true, handle: scrape },
+    { method: 'GET', path: '/openapi.json', open: true, handle: openapi },
+    { method: 'GET', path: '/docs', open: true, handle: async (_req, res) => raw(res, 'text/html; charset=utf-8', DOCS_PAGE) },
+    { method: 'GET', path: '/docs/init.js', open: true, handle: async (_req, res) => raw(res, 'text/javascript; charset=utf-8', DOCS_INIT) },
+    {
+      method: 'GET', path: '/docs/assets/:name', open: true,
+      handle: async (req, res) => {
+        const asset = await docAsset(req.params?.name ?? '')
+        if (!asset) throw new ServiceError(404, 'NOT_FOUND', 'No such route.')
+        raw(res, asset.type, asset.content)
+      },
+    },
+  ]
+}
