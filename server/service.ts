@@ -9,6 +9,8 @@ import { identityRoutes } from './routes/identity.ts'
 import { projectRoutes } from './routes/projects.ts'
 import { folderRoutes } from './routes/folders.ts'
 import { fileRoutes } from './routes/files.ts'
+import { documentRoutes } from './routes/documents.ts'
+import { knowledgeRoutes } from './routes/knowledge.ts'
 import { automationRoutes } from './routes/automations.ts'
 import { runRoutes } from './routes/runs.ts'
 import { triggerRoutes } from './routes/triggers.ts'
@@ -40,6 +42,7 @@ export interface RunningService {
 export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null, issuer?: Issuer): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
+    ...documentRoutes(store), ...knowledgeRoutes,
     ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...agentRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
     ...webhookRoutes(requests, rateBudgets(config.RATE_LIMIT_SCALE)),
     ...signInRoutes(requests, config), ...settingsRoutes(requests, config), ...competenceRoutes(requests, config),

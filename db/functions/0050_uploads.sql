@@ -82,9 +82,12 @@ language sql stable security definer set search_path = pg_catalog, app as $$
                   where u.organization_id = app.org_id() and u.expires_at < app.now() - app.limit('upload.lapsedKeepSeconds') * interval '1 second')
 $$;
 
-create or replace function api.upload_prepare(args jsonb) returns jsonb language plpgsql as $$
+-- An upload prepared by the caller: into a project (object key
+-- organization/project/upload) or, with project null, for the organization's hub
+-- documents (organization/documents/upload). The caller's right to upload there is
+-- checked before; the names, types and sizes every file is held to are checked here.
+create or replace function app.upload_open(organization uuid, project uuid, args jsonb) returns jsonb language plpgsql as $$
 declare
-  p app.projects := app.project_for_write(args->>'id');
   limit_bytes bigint := app.upload_limit_bytes();
   upload_id uuid := gen_random_uuid();
   u app.uploads;
@@ -100,20 +103,27 @@ begin
 
   insert into app.uploads (organization_id, id, project_id, created_by, file_name, content_type, declared_size,
                            object_key, expires_at)
-  values (p.organization_id, upload_id, p.id, app.user_id(), args->>'fileName', args->>'contentType',
-          (args->>'size')::bigint, format('%s/%s/%s', p.organization_id, p.id, upload_id),
+  values (organization, upload_id, project, app.user_id(), args->>'fileName', args->>'contentType',
+          (args->>'size')::bigint, format('%s/%s/%s', organization, coalesce(project::text, 'documents'), upload_id),
           app.now() + app.limit('upload.lifetimeSeconds') * interval '1 second')
   returning * into u;
 
   -- A preparation also clears the organization's lapsed uploads, a batch at a time,
   -- through one sweep job per organization.
   if app.uploads_lapsed() then
-    perform app.enqueue('sweep_expired_uploads', jsonb_build_object('organizationId', p.organization_id),
-                        'sweep_expired_uploads:' || p.organization_id);
+    perform app.enqueue('sweep_expired_uploads', jsonb_build_object('organizationId', organization),
+                        'sweep_expired_uploads:' || organization);
   end if;
   return jsonb_build_object('uploadId', u.id, 's3Ref', u.object_key, 'expiresAt', app.ms(u.expires_at),
                             'maxBytes', limit_bytes, 'contentType', u.content_type, 'size', u.declared_size);
 end $$;
 
+create or replace function api.upload_prepare(args jsonb) returns jsonb language plpgsql as $$
+declare
+  p app.projects := app.project_for_write(args->>'id');
+begin
+  return app.upload_open(p.organization_id, p.id, args);
+end $$;
+
 grant execute on function app.object_store_ready, app.file_name, app.upload_limit_bytes, app.file_extension,
-  app.file_type_for, app.uploads_lapsed, api.upload_prepare to api;
+  app.file_type_for, app.uploads_lapsed, app.upload_open, api.upload_prepare to api;

@@ -6,14 +6,15 @@ select app.drop_policies('app.uploads');
 grant select, insert, update on app.uploads to api;
 
 -- An upload is its preparer's: only they see it and bind it, and only while they can
--- edit its project. Lapsed uploads are removed by the worker, not by callers.
+-- edit its project (an organization upload, for a hub document: while they hold an
+-- editing role). Lapsed uploads are removed by the worker, not by callers.
 create policy uploads_select on app.uploads for select to api
   using (organization_id = (select app.org_id()) and created_by = (select app.user_id()));
 
 create policy uploads_insert on app.uploads for insert to api
   with check (organization_id = (select app.org_id()) and created_by = (select app.user_id())
-              and app.can_edit_project(project_id));
+              and case when project_id is null then (select app.has_editing_role()) else app.can_edit_project(project_id) end);
 
 create policy uploads_update on app.uploads for update to api
   using (organization_id = (select app.org_id()) and created_by = (select app.user_id())
-         and app.can_edit_project(project_id));
+         and case when project_id is null then (select app.has_editing_role()) else app.can_edit_project(project_id) end);

@@ -83,6 +83,16 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
                  values (${org!}, ${project!}, 'Fixture', 'codex', 'local-echo', ${['TOKEN']}, ${creator!.created_by})`
   await db.owner`insert into app.identity_clients (organization_id, key, client_id, name, redirect_uri, secret_hash, created_by)
                  values (${org!}, 'portal', ${`tale_fixture_${org}`}, 'Portal', 'https://portal.example/cb', sha256('x'), ${creator!.created_by})`
+  // A hub document and a knowledge entry, queued for indexing (index_files), with a
+  // passage of the entry (index_chunks).
+  await db.owner`insert into app.documents (organization_id, kind, file_name, mime_type, size_bytes, inline_content, created_by)
+                 values (${org!}, 'document', 'Handbook', 'text/plain', 7, 'fixture', ${creator!.created_by})`
+  const [entry] = await db.owner`
+    insert into app.knowledge_entries (organization_id, title, content, created_by, updated_by)
+    values (${org!}, 'Fixture', 'fixture text', ${creator!.created_by}, ${creator!.created_by}) returning id`
+  await db.owner`select app.index_queue_entry(k) from app.knowledge_entries k where k.id = ${entry!.id}`
+  await db.owner`insert into app.index_chunks (file_id, ordinal, organization_id, knowledge_entry_id, content, language)
+                 values (${`knowledge:${entry!.id}`}, 0, ${org!}, ${entry!.id}, 'fixture text', 'english')`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 
@@ -140,7 +150,8 @@ t.test('a caller of another organization can write no row of any tenant table', 
     const qualified = `"${table.schema}"."${table.name}"`
     const columns = (await db.owner<{ name: string }[]>`
       select a.attname as name from pg_attribute a
-       where a.attrelid = ${qualified}::regclass and a.attnum > 0 and not a.attisdropped and a.attidentity = ''`).map((c) => `"${c.name}"`)
+       where a.attrelid = ${qualified}::regclass and a.attnum > 0 and not a.attisdropped and a.attidentity = ''
+         and a.attgenerated = ''`).map((c) => `"${c.name}"`)
     const [sample] = await db.owner.unsafe(`select to_jsonb(x) as row from ${qualified} x where organization_id = $1 limit 1`, [acmeId])
 
     const insert = await outcome(() => asCaller(requests, gina, (sql) => sql.unsafe(
