@@ -20,6 +20,8 @@ begin
   end if;
   select * into asked from app.thread_messages where organization_id = organization and id = reply.reply_to;
   return jsonb_build_object(
+    -- A project thread's assistant may use the project's files (app.worker_thread_tool).
+    'projectId', (select t.project_id from app.threads t where t.organization_id = organization and t.id = reply.thread_id),
     'model', (select jsonb_build_object('id', c.id, 'providerSlug', c.provider_slug, 'maxOutputTokens', c.max_output_tokens,
                                         'baseUrl', p.base_url, 'apiKey', p.api_key)
                 from app.model_catalog(organization) c

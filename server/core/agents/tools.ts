@@ -50,3 +50,17 @@ export function toolDefinitions(granted: { id: string; description: string }[]):
     return parameters ? [{ name: functionName(tool.id), description: tool.description, parameters }] : []
   })
 }
+
+/** The assistant's tools in a project thread: the project's files, read and searched. */
+export const PROJECT_THREAD_TOOLS: ToolDefinition[] = [
+  { name: functionName('files.read'), description: 'Read a file of this project as text (a plain-text file of up to 4 MiB even when it is not indexed); without fileId, list the project\'s files',
+    parameters: TOOL_PARAMETERS['files.read']! },
+  { name: functionName('files.search'), description: 'Search the project\'s indexed files; answers the best matching passages with their file, page and heading',
+    parameters: { type: 'object', additionalProperties: false, required: ['query'], properties: {
+      query: { type: 'string', description: 'What to look for; quoted phrases, OR and -word work as in a web search' },
+      topK: { type: 'integer', minimum: 1, maximum: 20, description: 'How many passages, 5 by default' },
+    } } },
+]
+
+/** The tool id a function name stands for, among the given ids. */
+export const toolId = (name: string, ids: readonly string[]) => ids.find((id) => functionName(id) === name) ?? null
