@@ -5,6 +5,7 @@ import pg from 'pg'
 import { Logger, run, type LogLevel, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
 import type { ObjectStore } from '../server/core/storage/object-store.ts'
 import type { Logger as ServiceLogger } from '../server/core/log.ts'
+import type { EmbeddingModel } from '../server/core/indexing/embeddings.ts'
 import { forgetIdleRateBuckets } from './tasks/forget-idle-rate-buckets.ts'
 import { deleteObjects } from './tasks/delete-objects.ts'
 import { sweepExpiredUploads } from './tasks/sweep-expired-uploads.ts'
@@ -22,7 +23,8 @@ import { runAgent } from './tasks/run-agent.ts'
 /** How long a model provider may stay silent before a call fails with timeout. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 60_000
 
-export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MODEL_TIMEOUT_MS): TaskList {
+export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MODEL_TIMEOUT_MS,
+  embedder: EmbeddingModel | null = null): TaskList {
   return {
     forget_idle_rate_buckets: forgetIdleRateBuckets,
     delete_objects: deleteObjects(store),
@@ -31,7 +33,7 @@ export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MOD
     run_automation: runAutomation,
     recover_runs: recoverRuns,
     index_document: indexDocument,
-    index_file: indexFileTask(store),
+    index_file: indexFileTask(store, embedder),
     schedule_tick: scheduleTick,
     drain_events: drainEvents,
     sweep_trigger_records: sweepTriggerRecords,
@@ -61,6 +63,8 @@ export const WORKER_PRESET = (concurrency: number) =>
 
 export interface WorkerOptions {
   objectStore: ObjectStore | null
+  /** Embeds the indexing service's own uploads when this worker takes their jobs. */
+  embedder?: EmbeddingModel | null
   concurrency?: number
   /** Without the crontab (tests run maintenance on demand). */
   crontab?: boolean
@@ -115,7 +119,7 @@ export async function startWorker(connectionString: string, options: WorkerOptio
   try {
     const concurrency = options.concurrency ?? 2
     runner = await run({
-      pgPool: pool, concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs),
+      pgPool: pool, concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null),
       crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000, events,
       ...(logger ? { logger } : {}),
       // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them

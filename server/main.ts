@@ -22,6 +22,7 @@ import { startService } from './service.ts'
 import { createKey, seed } from './admin/operations.ts'
 import { startWorker } from '../jobs/worker.ts'
 import { startIndexingService } from './services/indexing/service.ts'
+import { serviceEmbedder } from './core/indexing/embeddings.ts'
 
 const MODES = { all: ['api', 'worker', 'indexing'], api: ['api'], worker: ['worker'], indexing: ['indexing'] } as const
 type Mode = keyof typeof MODES
@@ -107,7 +108,8 @@ async function start(): Promise<void> {
 
   if (parts.has('worker')) {
     const worker = await startWorker(database.url, {
-      objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, modelTimeoutMs: config.MODEL_TIMEOUT_MS, log })
+      objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, modelTimeoutMs: config.MODEL_TIMEOUT_MS, log,
+      embedder: serviceEmbedder(config) })
     keep({ name: 'worker', stop: () => worker.stop({ graceMs: WORKER_GRACE_MS }) })
     // A worker that stops on its own (its database gone for good) takes the process
     // with it, so a supervisor restarts it rather than leaving an API without one.

@@ -53,10 +53,10 @@ returns jsonb language plpgsql as $$
 declare
   f app.index_files;
 begin
-  select * into f from app.index_files where file_id = file for update;
-  if f.document_id is not null or f.knowledge_entry_id is not null then
-    perform app.fail('FILE_ID_RESERVED', 409, 'This file_id names a document of the platform; choose another.');
+  if file ~ '^(document|knowledge):' then
+    perform app.fail('FILE_ID_RESERVED', 409, 'file_ids starting document: or knowledge: name the platform''s own documents; choose another.');
   end if;
+  select * into f from app.index_files where file_id = file for update;
   insert into app.index_files as x (file_id, file_name, size_bytes, metadata, language, status)
   values (file, name, octet_length(bytes), coalesce(meta, '{}'), lang, 'queued')
   on conflict (file_id) do update
@@ -66,9 +66,10 @@ begin
   returning * into f;
   insert into app.index_blobs (file_id, revision, bytes) values (f.file_id, f.revision, bytes)
   on conflict (file_id) do update set revision = excluded.revision, bytes = excluded.bytes;
-  if background then
-    perform app.enqueue('index_file', jsonb_build_object('fileId', f.file_id, 'revision', f.revision), 'index_file:' || f.file_id);
-  end if;
+  -- A sync upload is indexed by the request; its job waits a while as a safety net,
+  -- and finds the revision settled unless the request's process died meanwhile.
+  perform app.enqueue('index_file', jsonb_build_object('fileId', f.file_id, 'revision', f.revision), 'index_file:' || f.file_id,
+                      case when background then null else interval '5 minutes' end);
   return app.index_file_json(f);
 end $$;
 
@@ -79,6 +80,10 @@ language plpgsql security definer set search_path = pg_catalog, app as $$
 declare
   f app.index_files;
 begin
+  -- A request queues rows of its own organization only.
+  if app.org_id() is not null and organization is distinct from app.org_id() then
+    raise exception 'index_queue_platform: organization % is not the caller''s', organization;
+  end if;
   insert into app.index_files as x (file_id, organization_id, document_id, knowledge_entry_id, file_name, size_bytes,
                                     metadata, language, status)
   values (file, organization, document, entry, left(name, 255), size, coalesce(meta, '{}'), lang, 'queued')
@@ -98,7 +103,7 @@ revoke execute on function app.index_queue_platform(text, uuid, uuid, uuid, text
 grant execute on function app.index_queue_platform(text, uuid, uuid, uuid, text, bigint, jsonb, regconfig) to api;
 
 create or replace function app.index_queue_document(d app.documents) returns void language sql as $$
-  select app.index_queue_platform(d.id::text, d.organization_id, d.id, null, d.file_name, d.size_bytes, d.metadata,
+  select app.index_queue_platform('document:' || d.id, d.organization_id, d.id, null, d.file_name, d.size_bytes, d.metadata,
     coalesce(app.search_language(d.metadata->>'language'), 'english'))
 $$;
 
@@ -203,6 +208,21 @@ begin
   return app.index_file_json(f);
 end $$;
 
+-- Vectors for chunks of a completed revision, a batch at a time after completion:
+-- the passages are searchable by text at once, by vector as their batches land.
+-- vectors: [{ordinal, embedding}].
+create or replace function app.index_embed(file text, at_revision integer, vectors jsonb) returns integer language sql as $$
+  with current as (
+    select f.file_id from app.index_files f where f.file_id = file and f.revision = at_revision and f.status = 'completed'
+  ), updated as (
+    update app.index_chunks c
+       set embedding = array(select jsonb_array_elements_text(v->'embedding')::real)
+      from current, jsonb_array_elements(vectors) v
+     where c.file_id = current.file_id and c.ordinal = (v->>'ordinal')::integer
+    returning 1
+  ) select count(*)::integer from updated
+$$;
+
 create or replace function app.index_fail(file text, at_revision integer, failure text) returns jsonb language plpgsql as $$
 declare
   f app.index_files;
@@ -222,10 +242,14 @@ begin
   return app.index_file_json(f);
 end $$;
 
-create or replace function app.index_statuses(files text[]) returns jsonb language sql stable as $$
+-- uploads_only: the indexing service sees its own uploads; the platform's rows are
+-- not_found to it.
+drop function if exists app.index_statuses(text[]);
+create or replace function app.index_statuses(files text[], uploads_only boolean) returns jsonb language sql stable as $$
   select coalesce(jsonb_agg(coalesce(
            (select jsonb_build_object('file_id', f.file_id, 'status', f.status, 'reason', f.reason)
-              from app.index_files f where f.file_id = wanted.id),
+              from app.index_files f
+             where f.file_id = wanted.id and (not uploads_only or f.organization_id is null)),
            jsonb_build_object('file_id', wanted.id, 'status', 'not_found', 'reason', null))
          order by wanted.position), '[]')
     from unnest(files) with ordinality as wanted (id, position)
@@ -235,17 +259,14 @@ create or replace function app.index_file(file text) returns app.index_files lan
   select * from app.index_files where file_id = file
 $$;
 
--- Removes an uploaded file and its chunks. Platform rows go with their document or
--- entry, never from here.
+-- Removes an upload to the indexing service and its chunks.
 create or replace function app.index_delete(file text) returns boolean language plpgsql as $$
 declare
   f app.index_files := app.index_file(file);
 begin
-  if f.file_id is null then
+  -- The platform's rows are not the service's: they go with their document or entry.
+  if f.file_id is null or f.organization_id is not null then
     return false;
-  end if;
-  if f.document_id is not null or f.knowledge_entry_id is not null then
-    perform app.fail('FILE_ID_RESERVED', 409, 'This file_id names a document of the platform; delete the document instead.');
   end if;
   delete from app.index_files where file_id = file;
   return true;
@@ -256,9 +277,12 @@ end $$;
 -- reciprocal rank (k = 60). score is the fused score over its maximum, so 1 means
 -- ranked first by every signal in use. Runs with the caller's rights: for the
 -- request role, index_chunks' policy keeps out every passage of a document or entry
--- the caller cannot read. files null means every file the caller may read.
+-- the caller cannot read. owner names the organization searched, or null for the
+-- indexing service's own uploads (which belong to none); files null means every file
+-- of that owner the caller may read.
+drop function if exists app.search_chunks(text, text[], integer, double precision, real[], regconfig);
 create or replace function app.search_chunks(query text, files text[], top_k integer, threshold double precision,
-  query_embedding real[] default null, lang regconfig default 'english')
+  query_embedding real[], lang regconfig, owner uuid)
 returns table (file_id text, ordinal integer, content text, page integer, heading text, document_id uuid,
                knowledge_entry_id uuid, score double precision)
 -- A misspelt word still finds its passage: pg_trgm's default (0.6) misses one
@@ -286,6 +310,7 @@ begin
            row_number() over (order by ts_rank_cd(c.search, tsq, 1) desc, c.file_id, c.ordinal) as rank
       from app.index_chunks c
      where c.search @@ tsq and (files is null or c.file_id = any (files))
+       and (c.organization_id = owner or (owner is null and c.organization_id is null))
      order by ts_rank_cd(c.search, tsq, 1) desc, c.file_id, c.ordinal
      limit candidates
   ), trigram as (
@@ -293,6 +318,7 @@ begin
            row_number() over (order by word_similarity(fuzzy, c.content) desc, c.file_id, c.ordinal) as rank
       from app.index_chunks c
      where fuzzy <% c.content and (files is null or c.file_id = any (files))
+       and (c.organization_id = owner or (owner is null and c.organization_id is null))
        and (excluded is null or not c.search @@ excluded)
      order by word_similarity(fuzzy, c.content) desc, c.file_id, c.ordinal
      limit candidates
@@ -302,6 +328,7 @@ begin
       from app.index_chunks c
      where query_embedding is not null and c.embedding is not null
        and cardinality(c.embedding) = cardinality(query_embedding) and (files is null or c.file_id = any (files))
+       and (c.organization_id = owner or (owner is null and c.organization_id is null))
        and (excluded is null or not c.search @@ excluded)
      order by app.cosine_similarity(c.embedding, query_embedding) desc, c.file_id, c.ordinal
      limit candidates
@@ -318,17 +345,17 @@ begin
    limit top_k;
 end $$;
 
--- The organization's embeddings model: a catalog model listing the 'embeddings'
--- capability, its default first. Null when it has none.
+-- The organization's embeddings model: the first catalog model added that lists the
+-- 'embeddings' capability. Null when it has none.
 create or replace function app.embedding_model(organization uuid) returns jsonb language sql stable as $$
   select jsonb_build_object('id', m.id, 'providerSlug', m.provider_slug, 'baseUrl', p.base_url, 'apiKey', p.api_key)
     from app.models m
     join app.model_providers p on p.organization_id = m.organization_id and p.slug = m.provider_slug
    where m.organization_id = organization and m.capabilities ? 'embeddings'
-   order by m.is_default desc, m.created_at, m.id
+   order by m.created_at, m.id
    limit 1
 $$;
 
 -- Request operations queue their rows and search with the caller's rights.
-grant execute on function app.index_queue_document, app.index_queue_entry, app.search_language, app.search_chunks,
-  app.cosine_similarity to api;
+grant execute on function app.index_queue_document, app.index_queue_entry, app.search_language,
+  app.search_chunks(text, text[], integer, double precision, real[], regconfig, uuid), app.cosine_similarity to api;

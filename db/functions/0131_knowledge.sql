@@ -284,6 +284,10 @@ declare
 begin
   perform app.knowledge_writer();
   select * into k from app.knowledge_entries where organization_id = k.organization_id and id = k.id for update;
+  -- Deleted between the read and the lock.
+  if k.id is null then
+    perform app.fail('KNOWLEDGE_ENTRY_NOT_FOUND', 404, 'Knowledge entry not found.');
+  end if;
   update app.knowledge_entries
      set title = coalesce(app.trim_space(args->>'title'), title),
          content = coalesce(args->>'content', content),
@@ -348,7 +352,7 @@ begin
            order by s.score desc, s.file_id, s.ordinal), '[]')
     into results
     from app.search_chunks(args->>'query', files, coalesce((args->>'topK')::integer, 8),
-                           (args->>'similarityThreshold')::double precision, null, lang) s
+                           (args->>'similarityThreshold')::double precision, null, lang, app.org_id()) s
     left join app.documents d on d.id = s.document_id
     left join app.knowledge_entries k on k.id = s.knowledge_entry_id
    where d.id is not null or k.id is not null;

@@ -73,10 +73,10 @@ begin
                                           'heading', s.heading, 'text', s.content, 'score', round(s.score::numeric, 4))
                        order by s.score desc)
         from app.search_chunks(left(args->>'query', 2000),
-               array(select k.id::text from app.documents k
+               array(select 'document:' || k.id from app.documents k
                       where k.organization_id = organization and k.project_id = th.project_id and k.kind = 'file'
                         and k.trashed_at is null),
-               wanted, 0, null, 'english') s
+               wanted, 0, null, 'english', organization) s
         join app.documents f on f.id = s.document_id), '[]')));
   else
     return jsonb_build_object('error', format('there is no tool %s', tool));

@@ -52,7 +52,7 @@ export function generateReply(idleTimeoutMs: number, store: ObjectStore | null =
     }
     const tools = turn.projectId ? PROJECT_THREAD_TOOLS : []
     const callTool = async (call: ToolCall): Promise<ToolOutcome> => {
-      const tool = tools.some((offered) => offered.name === call.name) ? toolId(call.name, ['files.read', 'files.search']) : null
+      const tool = tools.some((known) => known.name === call.name) ? toolId(call.name, ['files.read', 'files.search']) : null
       if (!tool) return { error: `there is no tool ${call.name}` }
       let args: unknown
       try {
@@ -70,9 +70,10 @@ export function generateReply(idleTimeoutMs: number, store: ObjectStore | null =
 
     const messages = [...turn.messages]
     for (let round = 1; ; round++) {
+      const offered = round < MAX_TOOL_ROUNDS ? tools : []
       const answer = await streamChat(turn.model, {
         messages, maxTokens: turn.maxOutputTokens, signal: stop.signal, idleTimeoutMs,
-        tools: round < MAX_TOOL_ROUNDS ? tools : [],
+        tools: offered,
         onText: async (delta) => {
           text += delta
           // One write at a time; the text written is the newest at the time of writing.
@@ -87,8 +88,10 @@ export function generateReply(idleTimeoutMs: number, store: ObjectStore | null =
         if (answer.failureCode !== 'cancelled') await settle({ text, errorCode: answer.failureCode, error: answer.detail })
         return
       }
-      if (answer.toolCalls.length === 0) {
-        await settle({ text, finishReason: answer.finishReason })
+      // Calls when none were offered (a personal thread, the last round) end the answer
+      // with its text: a model that keeps asking never loops.
+      if (answer.toolCalls.length === 0 || offered.length === 0) {
+        await settle({ text, finishReason: answer.finishReason === 'tool_calls' ? 'stop' : answer.finishReason })
         return
       }
       messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls })

@@ -35,6 +35,12 @@ const schema = v.object({
   // Files the indexing service's own job runner indexes at once.
   INDEXING_CONCURRENCY: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
     v.number(), v.minValue(1), v.maxValue(32)), '2'),
+  // The embedder of the indexing service's own uploads (which belong to no
+  // organization): an OpenAI-compatible embeddings endpoint. Unset, they are ranked
+  // by full text and trigrams.
+  INDEXING_EMBEDDINGS_URL: v.optional(url),
+  INDEXING_EMBEDDINGS_MODEL: v.optional(v.pipe(v.string(), v.minLength(1))),
+  INDEXING_EMBEDDINGS_API_KEY: v.optional(v.string()),
   CRAWLER_PORT: v.optional(port, '8002'),
   LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   // Scales every rate budget (benchmarks raise it; 1 is the documented budget).

@@ -20,6 +20,7 @@ const { service, alpha, olive } = await world(t, {
   },
 })
 const sql = service.db.owner
+const [{ id: acme }] = await sql`select id from app.organizations where slug = 'acme'` as unknown as [{ id: string }]
 
 async function indexed(name: string, text: string): Promise<string> {
   const file = (await uploadFile(olive, alpha, name, text, { skipRagIndexing: false })).body.file
@@ -41,10 +42,11 @@ t.test('the vector signal ranks a passage no word of the query matches', async (
   const near = await indexed('near.txt', 'zebra quokka')
   const far = await indexed('far.txt', 'totally different words here')
   const [vector] = await embed({ id: 'embed-model', providerSlug: 'fake', baseUrl: fake.url, apiKey: 'sk-fake' }, ['quokka zebra'])
-  const ranked = await sql`select document_id::text as id, score from app.search_chunks('unmatched', ${[near, far]}::text[], 5, 0,
-                                                                         ${vector!}::real[], 'english')`
+  const files = [`document:${near}`, `document:${far}`]
+  const ranked = await sql`select document_id::text as id, score from app.search_chunks('unmatched', ${files}::text[], 5, 0,
+                                                                         ${vector!}::real[], 'english', ${acme})`
   t.equal(ranked[0]!.id, near, 'the passage nearest by vector comes first')
-  const without = await sql`select 1 from app.search_chunks('unmatched', ${[near, far]}::text[], 5, 0, null, 'english')`
+  const without = await sql`select 1 from app.search_chunks('unmatched', ${files}::text[], 5, 0, null, 'english', ${acme})`
   t.equal(without.length, 0, 'without a query vector nothing matches')
   t.ok(ranked[0]!.score <= 1 / 3 + 1e-9, 'one signal of three: a third of the fused maximum at most')
 })
@@ -56,6 +58,8 @@ t.test('a provider that fails leaves the file indexed without vectors', async (t
   const [row] = await sql`select d.indexing_status, c.embedding from app.documents d join app.index_chunks c on c.document_id = d.id
                            where d.id = ${id}`
   t.same(row, { indexing_status: 'indexed', embedding: null })
-  const found = await sql`select 1 from app.search_chunks('searchable words', ${[id]}::text[], 5, 0, null, 'english')`
+  const found = await sql`select 1 from app.search_chunks('searchable words', ${[`document:${id}`]}::text[], 5, 0, null, 'english', ${acme})`
+  const elsewhere = await sql`select 1 from app.search_chunks('searchable words', null, 5, 0, null, 'english', gen_random_uuid())`
+  t.equal(elsewhere.length, 0, 'another organization\'s search never finds it')
   t.equal(found.length, 1, 'full text still finds it')
 })

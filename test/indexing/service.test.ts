@@ -203,7 +203,7 @@ t.test('compare: identical texts are similar 1; a changed section is reported', 
   refused(t, await service.request('POST', '/api/v1/documents/compare', { body: { file_id_a: 'contract-v1' } }), 400, 'INVALID_BODY')
 })
 
-t.test('delete: gone from statuses and search; unknown 404; platform rows 409', async (t) => {
+t.test('delete: gone from statuses and search; unknown 404; the platform\'s rows are not the service\'s', async (t) => {
   const before = await search({ query: 'compound interest', file_ids: corpusIds })
   t.equal(before.body.results[0]?.file_id, 'money-interest')
   const res = await service.request('DELETE', '/api/v1/documents/money-interest')
@@ -217,49 +217,51 @@ t.test('delete: gone from statuses and search; unknown 404; platform rows 409', 
   refused(t, await service.request('DELETE', '/api/v1/documents/money-interest'), 404, 'FILE_NOT_FOUND', 'a second delete')
   refused(t, await service.request('GET', '/api/v1/documents/money-interest/content'), 404, 'FILE_NOT_FOUND')
 
-  // A platform row (a knowledge entry's index) is not the indexing service's to delete or replace.
+  // A platform row (a knowledge entry's index) is not the service's: the API reads it
+  // under its policies; to the service it does not exist, and its id cannot be taken.
   const [org] = await db.owner`insert into app.organizations (slug, name) values ('acme', 'Acme') returning id`
   const [entry] = await db.owner`insert into app.knowledge_entries (organization_id, title, content)
     values (${org!.id}, 'Policy', 'Travel policy text') returning id`
-  await db.owner`insert into app.index_files (file_id, organization_id, knowledge_entry_id, file_name, status)
-    values (${`knowledge:${entry!.id}`}, ${org!.id}, ${entry!.id}, 'Policy', 'completed')`
-  const reserved = await service.request('DELETE', `/api/v1/documents/knowledge:${entry!.id}`)
-  refused(t, reserved, 409, 'FILE_ID_RESERVED')
-  const replaced = await upload(service, { file: { name: 'x.txt', content: 'x' }, file_id: `knowledge:${entry!.id}` })
-  refused(t, replaced, 409, 'FILE_ID_RESERVED', 'an upload cannot replace it either')
-  t.same((await statuses([`knowledge:${entry!.id}`]))[0]!.status, 'completed', 'the platform row stays')
+  const platformId = `knowledge:${entry!.id}`
+  await db.owner`insert into app.index_files (file_id, organization_id, knowledge_entry_id, file_name, status, content)
+    values (${platformId}, ${org!.id}, ${entry!.id}, 'Policy', 'completed', 'Travel policy text')`
+  await db.owner`insert into app.index_chunks (file_id, ordinal, organization_id, knowledge_entry_id, content, language)
+    values (${platformId}, 0, ${org!.id}, ${entry!.id}, 'Travel policy text', 'english')`
+  refused(t, await service.request('DELETE', `/api/v1/documents/${platformId}`), 404, 'FILE_NOT_FOUND', 'delete: not the service\'s')
+  refused(t, await service.request('GET', `/api/v1/documents/${platformId}/content`), 404, 'FILE_NOT_FOUND', 'content: not the service\'s')
+  t.same(await statuses([platformId]), [{ file_id: platformId, status: 'not_found', reason: null }], 'statuses: not_found')
+  const found = await search({ query: 'travel policy', file_ids: [platformId] })
+  t.same(found.body.results, [], 'search never returns its passages')
+  refused(t, await service.request('POST', '/api/v1/documents/compare', { body: { file_id_a: platformId, file_id_b: 'geo-volcano' } }),
+    404, 'FILE_NOT_FOUND', 'compare: not the service\'s')
+  const replaced = await upload(service, { file: { name: 'x.txt', content: 'x' }, file_id: platformId })
+  refused(t, replaced, 409, 'FILE_ID_RESERVED', 'an upload cannot take a platform id')
+  refused(t, await upload(service, { file: { name: 'x.txt', content: 'x' }, file_id: 'document:anything' }), 409, 'FILE_ID_RESERVED',
+    'nor any id of the platform\'s namespaces')
+  const [kept] = await db.owner`select status, organization_id from app.index_files where file_id = ${platformId}`
+  t.same(kept, { status: 'completed', organization_id: org!.id }, 'the platform row stays')
 })
 
-t.test('search embeds the query when the files searched belong to one organization with an embeddings model', async (t) => {
+t.test('with INDEXING_EMBEDDINGS_* set, uploads get vectors and search embeds the query', async (t) => {
   const provider = await fakeProvider(t)
-  const [org] = await db.owner`insert into app.organizations (slug, name) values ('beta', 'Beta') returning id`
-  await db.owner`insert into app.model_providers (organization_id, slug, kind, base_url, api_key)
-    values (${org!.id}, 'lab', 'openai-compatible', ${provider.url}, 'sk-fake')`
-  await db.owner`insert into app.models (organization_id, id, provider_slug, context_window, capabilities)
-    values (${org!.id}, 'embed-model', 'lab', 8192, '["embeddings"]')`
-  const [entry] = await db.owner`insert into app.knowledge_entries (organization_id, title, content)
-    values (${org!.id}, 'Vacation', 'Employees take their vacation days in summer.') returning id`
-  const fileId = `knowledge:${entry!.id}`
-  await db.owner`select app.index_queue_entry(k) from app.knowledge_entries k where k.id = ${entry!.id}`
-  const [done] = await settled([fileId])
-  t.equal(done!.status, 'completed', 'the service\'s runner indexed the entry')
-  const [chunk] = await db.owner`select cardinality(embedding) as dimensions from app.index_chunks where file_id = ${fileId}`
-  t.equal(chunk!.dimensions, 64, 'with vectors from the organization\'s model')
+  const embedding = await startIndexing(t, db.url, {
+    INDEXING_EMBEDDINGS_URL: provider.url, INDEXING_EMBEDDINGS_MODEL: 'embed-model', INDEXING_EMBEDDINGS_API_KEY: 'sk-fake',
+  }, false)
+  const res = await upload(embedding, { file: { name: 'vacation.txt', content: 'Employees take their vacation days in summer.' },
+    file_id: 'vectors-vacation', sync: 'true' })
+  t.equal(res.body.status, 'completed')
+  const [chunk] = await db.owner`select cardinality(embedding) as dimensions from app.index_chunks where file_id = 'vectors-vacation'`
+  t.equal(chunk!.dimensions, 64, 'with vectors from the configured embedder')
 
   const embedded = () => provider.requests.filter((r) => 'input' in r).map((r) => r.input)
   const before = embedded().length
-  const res = await search({ query: 'vacation days', file_ids: [fileId] })
-  t.equal(res.body.results[0]?.file_id, fileId)
-  t.equal(res.body.results[0]?.score, 1, 'ranked first by full text, trigrams and vectors')
-  t.same(embedded().slice(before), [['vacation days']], 'the query was embedded with the organization\'s model')
-
-  const [other] = await db.owner`select file_id from app.index_files where file_id like 'knowledge:%' and file_id <> ${fileId}`
-  const mixed = await search({ query: 'vacation days', file_ids: [fileId, other!.file_id] })
-  t.equal(mixed.status, 200)
-  t.equal(embedded().length, before + 1, 'files of two organizations: no query vector')
-  const uploads = await search({ query: 'vacation days', file_ids: corpusIds })
-  t.equal(uploads.status, 200)
-  t.equal(embedded().length, before + 1, 'uploads (no organization): no query vector')
+  const found = await embedding.request('POST', '/api/v1/search', { body: { query: 'vacation days', file_ids: ['vectors-vacation'] } })
+  t.equal(found.body.results[0]?.file_id, 'vectors-vacation')
+  t.equal(found.body.results[0]?.score, 1, 'ranked first by full text, trigrams and vectors')
+  t.same(embedded().slice(before), [['vacation days']], 'the query was embedded')
+  const plain = await search({ query: 'vacation days', file_ids: ['vectors-vacation'] })
+  t.equal(plain.body.results[0]?.file_id, 'vectors-vacation', 'an instance without an embedder ranks by text')
+  t.equal(embedded().length, before + 1, 'and embeds nothing')
 })
 
 t.test('INDEXING_TOKEN: every route but /health, /openapi.json and /docs asks for it', async (t) => {

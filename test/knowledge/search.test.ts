@@ -99,7 +99,7 @@ t.test('the knowledge search', async (t) => {
     t.teardown(() => requests.end())
     const acme = seeded.organizations.acme!.id
     const chunksOf = (email: string, role: string) => asCaller(requests, { userId: seeded.users[email]!.id, orgId: acme, role },
-      (sql) => sql<{ document_id: string | null }[]>`select document_id from app.search_chunks('zeppelin', null, 50, null)`)
+      (sql) => sql<{ document_id: string | null }[]>`select document_id from app.search_chunks('zeppelin', null, 50, null, null, 'english', ${acme})`)
     t.notOk((await chunksOf('max@acme.test', 'member')).some((c) => c.document_id === ids.beta), 'max: no Beta passage')
     t.ok((await chunksOf('olive@acme.test', 'owner')).some((c) => c.document_id === ids.beta), 'olive: the Beta passage')
     const [visible] = await asCaller(requests, { userId: seeded.users['max@acme.test']!.id, orgId: acme, role: 'member' },

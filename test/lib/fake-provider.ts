@@ -13,8 +13,8 @@
 //   slow-model   whole answers come after 300 ms
 //   slow-loop-model  loop-model, each answer after 300 ms
 //   surrogate-model  (whole answers) answers with an unpaired surrogate escaped in its JSON
-// tool-model answers a streamed request as a stream of the same message (tool calls as
-// deltas). POST /embeddings answers 64-dimensional bag-of-words vectors (hashed words),
+// tool-model and loop-model answer a streamed request as a stream of the same message
+// (tool calls as deltas). POST /embeddings answers 64-dimensional bag-of-words vectors (hashed words),
 // so texts sharing words are near; a model named fail-embed answers 500.
 // Any request with a key other than `sk-fake` is answered 401.
 import http from 'node:http'
@@ -59,7 +59,8 @@ export async function fakeProvider(t: Test): Promise<FakeProvider> {
       // falls through
       case 'loop-model': {
         const tool = body.tools?.[0]?.function?.name ?? 'none'
-        return json(res, 200, completion(null, 'tool_calls', [{ id: `call-${requests.length}`, type: 'function', function: { name: tool, arguments: '{}' } }]))
+        const asked = completion(null, 'tool_calls', [{ id: `call-${requests.length}`, type: 'function', function: { name: tool, arguments: '{}' } }])
+        return body.stream ? streamWhole(res, asked) : json(res, 200, asked)
       }
       case 'hang-model': {
         hanging.add(res)

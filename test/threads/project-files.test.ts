@@ -12,7 +12,8 @@ const { alpha, beta, olive, max, service } = await world(t, {
   worker: true, store: true,
   seed: {
     providers: [{ org: 'acme', slug: 'fake', kind: 'openai-compatible', baseUrl: fake.url, apiKey: 'sk-fake' }],
-    models: [{ org: 'acme', id: 'tool-model', providerSlug: 'fake', contextWindow: 8000, maxOutputTokens: null, default: false }],
+    models: [{ org: 'acme', id: 'tool-model', providerSlug: 'fake', contextWindow: 8000, maxOutputTokens: null, default: false },
+      { org: 'acme', id: 'loop-model', providerSlug: 'fake', contextWindow: 8000, maxOutputTokens: null, default: false }],
   },
 })
 
@@ -95,9 +96,23 @@ t.test('a reader whose access is revoked mid-answer reads nothing more', async (
   t.same(await tool(), { stopped: true }, 'a stopped answer calls nothing')
 })
 
-t.test('a personal thread offers no tools', async (t) => {
+t.test('a personal thread offers no tools, and a call the model makes anyway is not run', async (t) => {
   const thread = `/api/v1/threads/${(await olive.post('/api/v1/threads', {})).body.id}`
-  const { said } = await askFor(olive, thread, [{ name: 'files_read', arguments: { fileId: notes.id } }])
+  const before = fake.requests.length
+  const { reply, said } = await askFor(olive, thread, [{ name: 'files_read', arguments: { fileId: notes.id } }])
   t.equal(fake.requests.at(-1).tools, undefined, 'no tools offered')
-  t.same(said, { error: 'there is no tool files_read' }, 'a call the model makes anyway is refused')
+  t.equal(fake.requests.length - before, 1, 'one model call: the call asked for was not answered')
+  t.match(reply, { status: 'complete', finishReason: 'stop' })
+  t.equal(said, '', 'the answer is the text the model gave')
+})
+
+t.test('a model that keeps calling tools is cut off after six calls', async (t) => {
+  const thread = await projectThread(olive, alpha)
+  const before = fake.requests.length
+  const sent = await olive.post(`${thread}/messages`, { content: 'go on forever', model: 'loop-model' })
+  await eventually(() => olive.get(`${thread}/generation`), (g) => g.body.status === 'idle')
+  const reply = (await olive.get(`${thread}/messages/${sent.body.replyMessageId}`)).body
+  t.equal(fake.requests.length - before, 6, 'six model calls')
+  t.equal(fake.requests.at(-1).tools, undefined, 'the last is offered no tools')
+  t.match(reply, { status: 'complete', finishReason: 'stop' })
 })

@@ -22,3 +22,11 @@ export async function embed(model: EmbeddingModel, inputs: string[], signal?: Ab
   }
   return vectors
 }
+
+/** The indexing service's embedder from its variables, or null when they name none. */
+export function serviceEmbedder(config: { INDEXING_EMBEDDINGS_URL?: string; INDEXING_EMBEDDINGS_MODEL?: string;
+  INDEXING_EMBEDDINGS_API_KEY?: string }): EmbeddingModel | null {
+  if (!config.INDEXING_EMBEDDINGS_URL || !config.INDEXING_EMBEDDINGS_MODEL) return null
+  return { id: config.INDEXING_EMBEDDINGS_MODEL, providerSlug: 'indexing', baseUrl: config.INDEXING_EMBEDDINGS_URL,
+           apiKey: config.INDEXING_EMBEDDINGS_API_KEY ?? null }
+}

@@ -10,6 +10,7 @@ import { ObjectChanged, type ObjectStore } from '../storage/object-store.ts'
 import { chunkSections, type Chunk } from './chunk.ts'
 import { embed, type EmbeddingModel } from './embeddings.ts'
 import { extractText } from './extract.ts'
+import { MAX_TEXT_CHARS } from './formats/common.ts'
 
 /** Runs one SQL statement with positional parameters (pg or postgres.js, owner connection). */
 export type Query = <T extends object = Record<string, unknown>>(text: string, params: unknown[]) => Promise<T[]>
@@ -17,6 +18,8 @@ export type Query = <T extends object = Record<string, unknown>>(text: string, p
 export interface PipelineContext {
   query: Query
   store: ObjectStore | null
+  /** Embeds files of no organization (the indexing service's own uploads), when configured. */
+  embedder?: EmbeddingModel | null
   log?: { info: (message: string, fields?: Record<string, unknown>) => void; warn: (message: string, fields?: Record<string, unknown>) => void }
   signal?: AbortSignal
 }
@@ -58,21 +61,32 @@ export async function indexFile(context: PipelineContext, fileId: string, revisi
 
   const read = await readSource(context, claim)
   if ('failure' in read) return fail(read.failure)
-  // Text given as text (inline documents, knowledge entries) is read as its name says
-  // when that names a text type (a .md document keeps its headings), else as one section.
-  const extraction = 'text' in read && !TEXT_NAMES.test(claim.file_name)
-    ? { ok: true as const, sections: [{ text: read.text, ...(claim.text_heading ? { heading: claim.text_heading } : {}) }], note: undefined }
+  // Text given as text is read as its name says when that names a text type (a .md
+  // hub document keeps its headings), else as one section; a knowledge entry's title
+  // heads its passages, whatever it looks like.
+  const asText = 'text' in read && (claim.text_heading !== null || !TEXT_NAMES.test(claim.file_name))
+  const extraction = asText
+    ? { ok: true as const, ...capped(read.text), heading: claim.text_heading }
     : await extractText('text' in read ? Buffer.from(read.text) : read.bytes, claim.file_name, { signal: context.signal })
   if (!extraction.ok) return fail(extraction.reason)
+  const sections = 'heading' in extraction
+    ? [{ text: extraction.text, ...(extraction.heading ? { heading: extraction.heading } : {}) }]
+    : extraction.sections
 
-  const chunks = chunkSections(extraction.sections)
-  const content = extraction.sections.map((section) => section.text).join('\n\n')
-  const vectors = await embeddings(context, claim.organization_id, chunks)
-  const rows = chunks.map((chunk, index) => ({ ...chunk, embedding: vectors?.[index] ?? null }))
+  const chunks = chunkSections(sections)
+  const content = sections.map((section) => section.text).join('\n\n')
   const [settled] = await query<{ settled: unknown }>('select app.index_complete($1, $2, $3, $4::text::jsonb, $5) as settled',
-    [fileId, revision, content, JSON.stringify(rows), extraction.note ?? null])
+    [fileId, revision, content, JSON.stringify(chunks), extraction.note ?? null])
   if (!settled?.settled) return { status: 'superseded' }
+  // Searchable by text now; vectors follow in batches, so no call holds them all.
+  await embedChunks(context, claim.organization_id, fileId, revision, chunks)
   return { status: 'completed', chunks: chunks.length, note: extraction.note ?? null }
+}
+
+/** Text given as text, cut where extraction would cut a file's. */
+function capped(text: string): { text: string; note?: string } {
+  if (text.length <= MAX_TEXT_CHARS) return { text }
+  return { text: text.slice(0, MAX_TEXT_CHARS), note: `only the first ${MAX_TEXT_CHARS} characters were indexed` }
 }
 
 type Source = { bytes: Uint8Array } | { text: string } | { failure: string }
@@ -97,17 +111,28 @@ async function readSource(context: PipelineContext, claim: Claim): Promise<Sourc
   }
 }
 
-// Vectors for the chunks when the organization has an embeddings model. A provider
-// that fails leaves the file indexed for full text and trigrams, and says so in the log.
-async function embeddings(context: PipelineContext, organizationId: string | null, chunks: Chunk[]): Promise<number[][] | null> {
-  if (!organizationId || chunks.length === 0) return null
-  const model = await embeddingModel(context.query, organizationId)
-  if (!model) return null
+/** Chunks embedded per provider call and written per statement. */
+const EMBED_BATCH = 64
+
+// Vectors for the chunks when the file's organization has an embeddings model (the
+// service's own embedder for files of none). A provider that fails leaves the file
+// searchable by full text and trigrams, and says so in the log.
+async function embedChunks(context: PipelineContext, organizationId: string | null, fileId: string, revision: number,
+  chunks: Chunk[]): Promise<void> {
+  if (chunks.length === 0) return
+  const model = organizationId ? await embeddingModel(context.query, organizationId) : context.embedder ?? null
+  if (!model) return
   try {
-    return await embed(model, chunks.map((chunk) => (chunk.heading ? `${chunk.heading}\n${chunk.content}` : chunk.content)), context.signal)
+    for (let start = 0; start < chunks.length; start += EMBED_BATCH) {
+      const batch = chunks.slice(start, start + EMBED_BATCH)
+      const vectors = await embed(model, batch.map((chunk) => (chunk.heading ? `${chunk.heading}\n${chunk.content}` : chunk.content)), context.signal)
+      const [row] = await context.query<{ written: number }>('select app.index_embed($1, $2, $3::text::jsonb) as written',
+        [fileId, revision, JSON.stringify(batch.map((chunk, index) => ({ ordinal: chunk.ordinal, embedding: vectors[index] })))])
+      // A newer revision replaced this one: its own run embeds it.
+      if (!row || row.written === 0) return
+    }
   } catch (error) {
     context.log?.warn('embeddings failed; indexed without vectors', { model: model.id, error: String(error) })
-    return null
   }
 }
 

@@ -2,6 +2,7 @@
 // so uploads queued by app.index_accept are indexed with only this service running.
 // The API's worker runs the same task with the same pipeline; whichever takes a job
 // first runs it, once. No crontab: the service's work all arrives as jobs.
+import type { EmbeddingModel } from '../../core/indexing/embeddings.ts'
 import { EventEmitter } from 'node:events'
 import pg from 'pg'
 import { Logger as GraphileLogger, run, type LogLevel, type Runner, type Task, type WorkerEvents } from 'graphile-worker'
@@ -19,16 +20,18 @@ export interface RunnerOptions {
   store: ObjectStore | null
   concurrency: number
   log: Logger
+  /** Embeds the service's own uploads. */
+  embedder?: EmbeddingModel | null
   /** Each settled outcome of a job of this runner (the metrics count them). */
   onOutcome?: (outcome: PipelineOutcome) => void
 }
 
-export function indexFileTask(options: Pick<RunnerOptions, 'store' | 'onOutcome'>): Task {
+export function indexFileTask(options: Pick<RunnerOptions, 'store' | 'onOutcome' | 'embedder'>): Task {
   return async (payload, helpers) => {
     const { fileId, revision } = payload as { fileId: string; revision: number }
     const query: Query = async (text, params) => (await helpers.query(text, params)).rows as never
     const outcome = await indexFile({
-      query, store: options.store,
+      query, store: options.store, embedder: options.embedder ?? null,
       log: { info: (message, fields) => helpers.logger.info(message, fields), warn: (message, fields) => helpers.logger.warn(message, fields) },
     }, fileId, revision)
     options.onOutcome?.(outcome)

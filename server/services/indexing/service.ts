@@ -17,7 +17,8 @@ import { ownerPool, type Sql } from '../../core/db/connection.ts'
 import type { Logger } from '../../core/log.ts'
 import { limit } from '../../core/limits.ts'
 import type { ObjectStore } from '../../core/storage/object-store.ts'
-import { embeddingModel, indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
+import { indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
+import { serviceEmbedder, type EmbeddingModel } from '../../core/indexing/embeddings.ts'
 import {
   ServiceError, bearerMatches, fileNotFound, fromDatabase, internalError, invalidBody, jsonBody, unauthorized, writeError, writeJson,
   type Issue,
@@ -65,6 +66,7 @@ interface Route {
 
 export async function startIndexingService(config: Config, databaseUrl: string, options: IndexingServiceOptions): Promise<RunningIndexingService> {
   const { log, store } = options
+  const embedder = serviceEmbedder(config)
   const sql = ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10))
   const query: Query = async (text, params) => await sql.unsafe(text, params as never[]) as never
   const metrics = createMetrics(sql)
@@ -75,19 +77,20 @@ export async function startIndexingService(config: Config, databaseUrl: string, 
   let runner: IndexingRunner | null = null
   if (options.runner !== false) {
     try {
-      runner = await startRunner(databaseUrl, { store, concurrency: config.INDEXING_CONCURRENCY, log, onOutcome: count })
+      runner = await startRunner(databaseUrl, { store, embedder, concurrency: config.INDEXING_CONCURRENCY, log, onOutcome: count })
     } catch (error) {
       await sql.end({ timeout: 5 })
       throw error
     }
   }
 
-  const routes = indexingRoutes({ config, sql, query, store, metrics, log, count })
+  const routes = indexingRoutes({ config, sql, query, store, embedder, metrics, log, count })
   const server = createServer(routes, config, log)
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(options.port ?? config.INDEXING_PORT, '0.0.0.0', () => resolve())
+      // Without a token the service answers anyone who reaches it: loopback only then.
+      server.listen(options.port ?? config.INDEXING_PORT, config.INDEXING_TOKEN ? '0.0.0.0' : '127.0.0.1', () => resolve())
     })
   } catch (error) {
     await runner?.stop(0)
@@ -195,6 +198,7 @@ interface Deps {
   sql: Sql
   query: Query
   store: ObjectStore | null
+  embedder: EmbeddingModel | null
   metrics: IndexingMetrics
   log: Logger
   count: (outcome: PipelineOutcome) => void
@@ -216,6 +220,8 @@ function pathFileId(req: Request): string {
 /** The text search configuration a language name selects; an unknown one is an issue at path. */
 async function searchLanguage(sql: Sql, name: string | null | undefined, path: string): Promise<{ language: string } | { issue: Issue }> {
   if (name === null || name === undefined) return { language: 'english' }
+  // A configuration is named by a plain identifier; anything else is no configuration.
+  if (!/^[A-Za-z0-9_]{1,63}$/.test(name)) return { issue: { path, message: `unknown text search configuration (english, german, simple, ...)` } }
   const [row] = await sql<{ language: string | null }[]>`select app.search_language(${name})::text as language`
   if (!row?.language) return { issue: { path, message: `unknown text search configuration "${name}" (english, german, simple, ...)` } }
   return { language: row.language }
@@ -230,7 +236,7 @@ interface FileRow {
 }
 
 function indexingRoutes(deps: Deps): Route[] {
-  const { config, sql, query, store, metrics, log, count } = deps
+  const { config, sql, query, store, embedder, metrics, log, count } = deps
   const uploadMaxBytes = limit('indexing.uploadMaxBytes')
   let document: Record<string, unknown> | undefined
 
@@ -257,7 +263,7 @@ function indexingRoutes(deps: Deps): Route[] {
     }
     let outcome: PipelineOutcome
     try {
-      outcome = await indexFile({ query, store, log }, form.fileId, accepted.revision)
+      outcome = await indexFile({ query, store, log, embedder }, form.fileId, accepted.revision)
     } catch (error) {
       // A dependency that is down: the file goes to the background queue rather than
       // staying claimed by a request that gave up on it.
@@ -273,7 +279,7 @@ function indexingRoutes(deps: Deps): Route[] {
 
   const statuses: Handler = async (req, res) => {
     const body = await jsonBody(req, statusesBody)
-    const [row] = await sql<{ statuses: unknown }[]>`select app.index_statuses(${body.file_ids}::text[]) as statuses`
+    const [row] = await sql<{ statuses: unknown }[]>`select app.index_statuses(${body.file_ids}::text[], true) as statuses`
     writeJson(res, 200, { statuses: row?.statuses ?? [] })
   }
 
@@ -282,21 +288,15 @@ function indexingRoutes(deps: Deps): Route[] {
     const language = await searchLanguage(sql, body.language, 'language')
     if ('issue' in language) throw invalidBody('The body does not have the expected shape.', [language.issue])
     const started = performance.now()
-    // Vectors join the ranking when the files searched belong to one organization
-    // whose catalog has an embeddings model.
-    const organizations = await sql<{ organization_id: string }[]>`
-      select distinct organization_id from app.index_files where file_id = any(${body.file_ids}::text[]) and organization_id is not null`
+    // Vectors join the ranking when the deployment gives the service an embedder.
     let vector: string | null = null
-    if (organizations.length === 1) {
-      const model = await embeddingModel(query, organizations[0]!.organization_id)
-      const embedded = await queryEmbedding(model, body.query)
-      // As an array literal: the cast below makes it real[] whatever the driver would infer.
-      if (embedded && embedded.every(Number.isFinite)) vector = `{${embedded.join(',')}}`
-    }
+    const embedded = await queryEmbedding(deps.embedder, body.query)
+    // As an array literal: the cast below makes it real[] whatever the driver would infer.
+    if (embedded && embedded.every(Number.isFinite)) vector = `{${embedded.join(',')}}`
     const rows = await sql<{ file_id: string; content: string; score: number; page: number | null; heading: string | null; ordinal: number; file_name: string; metadata: Record<string, unknown> }[]>`
       select s.file_id, s.content, s.score, s.page, s.heading, s.ordinal, f.file_name, f.metadata
         from app.search_chunks(${body.query}, ${body.file_ids}::text[], ${body.top_k}, ${body.similarity_threshold},
-                               ${vector}::real[], ${language.language}::regconfig) s
+                               ${vector}::real[], ${language.language}::regconfig, null) s
         join app.index_files f on f.file_id = s.file_id
        order by s.score desc, s.file_id, s.ordinal`
     metrics.searches.inc()
@@ -313,7 +313,9 @@ function indexingRoutes(deps: Deps): Route[] {
 
   const content: Handler = async (req, res) => {
     const fileId = pathFileId(req)
-    const [row] = await sql<FileRow[]>`select file_id, status, reason, content from app.index_files where file_id = ${fileId}`
+    // The service's own uploads only: the platform's documents are read through the API, under its policies.
+    const [row] = await sql<FileRow[]>`select file_id, status, reason, content from app.index_files
+                                        where file_id = ${fileId} and organization_id is null`
     if (!row) throw fileNotFound(fileId)
     writeJson(res, 200, { file_id: row.file_id, status: row.status, reason: row.reason, content: row.status === 'completed' ? row.content ?? '' : null })
   }
@@ -322,7 +324,7 @@ function indexingRoutes(deps: Deps): Route[] {
     const body = await jsonBody(req, compareBody)
     const rows = await sql<FileRow[]>`
       select file_id, status, reason, content from app.index_files
-       where file_id in (${body.file_id_a}, ${body.file_id_b}) and status = 'completed'`
+       where file_id in (${body.file_id_a}, ${body.file_id_b}) and status = 'completed' and organization_id is null`
     const text = (fileId: string) => rows.find((row) => row.file_id === fileId)?.content ?? null
     const a = text(body.file_id_a)
     const b = text(body.file_id_b)

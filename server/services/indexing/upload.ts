@@ -180,7 +180,7 @@ function check(fields: Map<string, string>, file: { name: string | undefined; ch
         metadata = parsed as Record<string, unknown>
         const named = metadata.language
         if (named !== undefined && named !== null) {
-          if (typeof named !== 'string' || named.trim() === '' || named.length > 63) {
+          if (typeof named !== 'string' || !/^[A-Za-z0-9_]{1,63}$/.test(named.trim())) {
             issues.push({ path: 'metadata.language', message: 'must name a text search configuration (english, german, simple, ...)' })
           } else {
             language = named.trim()

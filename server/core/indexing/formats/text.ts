@@ -2,7 +2,7 @@
 // order mark, as Windows editors save it), checked strictly so a binary file under a
 // text name fails instead of filling the index with replacement characters.
 import { parse as parseYaml } from 'yaml'
-import { Unreadable, type Read } from './common.ts'
+import { Sections, TRUNCATED_NOTE, Unreadable, type Read } from './common.ts'
 import type { Section } from '../extract.ts'
 
 export function decodeText(bytes: Uint8Array, notText = 'the file is not UTF-8 text'): string {
@@ -21,9 +21,15 @@ export function decodeText(bytes: Uint8Array, notText = 'the file is not UTF-8 t
 
 export function readText(bytes: Uint8Array, extension: string): Read {
   const text = decodeText(bytes, extension === 'ac2' ? 'the ac2 file is not text' : undefined)
+  // Past the text cap the rest is dropped, as for every other type.
+  const capped = (sections: Section[]): Read => {
+    const kept = new Sections()
+    for (const section of sections) kept.add(section)
+    return kept.full ? { sections: kept.list, note: TRUNCATED_NOTE } : { sections: kept.list }
+  }
   switch (extension) {
     case 'md':
-      return { sections: markdownSections(text) }
+      return capped(markdownSections(text))
     case 'json':
       try {
         JSON.parse(text)
@@ -41,7 +47,7 @@ export function readText(bytes: Uint8Array, extension: string): Read {
       }
       break
   }
-  return { sections: [{ text }] }
+  return capped([{ text }])
 }
 
 const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/
