@@ -38,6 +38,12 @@ create or replace function app.search_language(name text) returns regconfig lang
    where n.nspname = 'pg_catalog' and c.cfgname = lower(name)
 $$;
 
+-- The owner of the indexing service's own uploads in the vocabulary (they belong to no
+-- organization).
+create or replace function app.nil_owner() returns uuid language sql immutable as $$
+  select '00000000-0000-0000-0000-000000000000'::uuid
+$$;
+
 create or replace function app.index_file_json(f app.index_files) returns jsonb language sql stable as $$
   select jsonb_build_object('file_id', f.file_id, 'status', f.status, 'reason', f.reason,
     'file_name', f.file_name, 'size', f.size_bytes, 'chunks', f.chunk_count, 'metadata', f.metadata,
@@ -204,6 +210,13 @@ begin
               then array(select jsonb_array_elements_text(c->'embedding')::real) end
     from jsonb_array_elements(chunks) c;
   delete from app.index_blobs b where b.file_id = f.file_id;
+  -- Its words join the owner's vocabulary (never removed: a word no passage uses any
+  -- more only widens a fuzzy search, which then finds nothing for it).
+  insert into app.index_words (owner, word)
+  select distinct coalesce(f.organization_id, app.nil_owner()), w
+    from regexp_split_to_table(lower(extracted), '[^[:alnum:]]+') w
+   where length(w) between 3 and 40
+  on conflict do nothing;
   perform app.index_mirror_document(f);
   return app.index_file_json(f);
 end $$;
@@ -273,7 +286,9 @@ begin
 end $$;
 
 -- Ranked passages: PostgreSQL full text (websearch syntax, in the query's language),
--- trigram word similarity and, given a query embedding, cosine similarity, fused by
+-- similar words (the query's words matched by trigrams against the owner's
+-- vocabulary, then searched as full text) and, given a query embedding, cosine
+-- similarity, fused by
 -- reciprocal rank (k = 60). score is the fused score over its maximum, so 1 means
 -- ranked first by every signal in use. Runs with the caller's rights: for the
 -- request role, index_chunks' policy keeps out every passage of a document or entry
@@ -285,9 +300,9 @@ create or replace function app.search_chunks(query text, files text[], top_k int
   query_embedding real[], lang regconfig, owner uuid)
 returns table (file_id text, ordinal integer, content text, page integer, heading text, document_id uuid,
                knowledge_entry_id uuid, score double precision)
--- A misspelt word still finds its passage: pg_trgm's default (0.6) misses one
--- transposition in a ten-letter word.
-language plpgsql stable set pg_trgm.word_similarity_threshold = 0.4 as $$
+-- A misspelt word still finds its passage: pg_trgm's default similarity (0.3) is kept
+-- for the vocabulary lookup.
+language plpgsql stable as $$
 #variable_conflict use_column
 declare
   candidates integer := greatest(top_k * 4, 40);
@@ -297,12 +312,29 @@ declare
   -- ones compare the rest of the query, without the search syntax.
   excluded tsquery;
   fuzzy text;
+  similar_words tsquery;
 begin
   select websearch_to_tsquery(lang, string_agg(m[1], ' or ')) into excluded
     from regexp_matches(query, '(?:^|\s)-("[^"]*"|[^\s"]+)', 'g') m;
   fuzzy := btrim(regexp_replace(regexp_replace(query, '(?:^|\s)-("[^"]*"|[^\s"]+)', ' ', 'g'), '"|\mor\M', ' ', 'gi'));
   if numnode(excluded) = 0 then
     excluded := null;
+  end if;
+  -- Each query word stands for its three nearest words of the vocabulary (any of them);
+  -- every query word that has some must match, as in the full-text signal.
+  select string_agg(alternatives, ' & ') into fuzzy
+    from (select '(' || string_agg(v.word, ' | ' order by v.word) || ')' as alternatives
+            from (select distinct term from regexp_split_to_table(lower(fuzzy), '[^[:alnum:]]+') term
+                   where length(term) >= 3) q
+            cross join lateral (
+              select x.word from app.index_words x
+               where x.owner = coalesce(search_chunks.owner, app.nil_owner()) and q.term % x.word
+               order by q.term <-> x.word, x.word
+               limit 3) v
+           group by q.term) w;
+  similar_words := case when fuzzy is not null then to_tsquery(lang, fuzzy) end;
+  if numnode(similar_words) = 0 then
+    similar_words := null;
   end if;
   return query
   with lexical as (
@@ -314,13 +346,15 @@ begin
      order by ts_rank_cd(c.search, tsq, 1) desc, c.file_id, c.ordinal
      limit candidates
   ), trigram as (
+    -- Words of the owner's vocabulary like the query's (typos, partial words), searched
+    -- as full text; the GIN index over the short word list keeps this cheap.
     select c.file_id, c.ordinal,
-           row_number() over (order by word_similarity(fuzzy, c.content) desc, c.file_id, c.ordinal) as rank
+           row_number() over (order by ts_rank_cd(c.search, similar_words, 1) desc, c.file_id, c.ordinal) as rank
       from app.index_chunks c
-     where fuzzy <% c.content and (files is null or c.file_id = any (files))
+     where similar_words is not null and c.search @@ similar_words and (files is null or c.file_id = any (files))
        and (c.organization_id = owner or (owner is null and c.organization_id is null))
        and (excluded is null or not c.search @@ excluded)
-     order by word_similarity(fuzzy, c.content) desc, c.file_id, c.ordinal
+     order by ts_rank_cd(c.search, similar_words, 1) desc, c.file_id, c.ordinal
      limit candidates
   ), semantic as (
     select c.file_id, c.ordinal,
@@ -357,5 +391,5 @@ create or replace function app.embedding_model(organization uuid) returns jsonb 
 $$;
 
 -- Request operations queue their rows and search with the caller's rights.
-grant execute on function app.index_queue_document, app.index_queue_entry, app.search_language,
+grant execute on function app.index_queue_document, app.index_queue_entry, app.search_language, app.nil_owner,
   app.search_chunks(text, text[], integer, double precision, real[], regconfig, uuid), app.cosine_similarity to api;
