@@ -8,6 +8,7 @@
 //   BENCH_ONLY=webhooks npm run bench  (webhook deliveries alone)
 //   BENCH_ONLY=tasks npm run bench     (task creates by natural key alone)
 //   BENCH_ONLY=chat npm run bench      (chat sends and their first streamed part alone)
+//   BENCH_ONLY=knowledge npm run bench (the indexing service: documents indexed, search)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -25,6 +26,7 @@ import { benchEmptyJobs, benchRuns, deployTrivial } from './runs.ts'
 import { benchWebhooks, type WebhookFigures } from './webhooks.ts'
 import { benchTasks, type TaskFigures } from './tasks.ts'
 import { benchChat, type ChatFigures } from './chat.ts'
+import { benchKnowledge, type KnowledgeFigures } from './knowledge.ts'
 import { loadConcurrently, statementsPerRequest, type Figures } from './measure.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -152,6 +154,8 @@ try {
   // Against the service with its worker, before the webhooks stop it.
   let chat: ChatFigures | null = null
   if (!only || only === 'chat') chat = await benchChat(url, PORT, SCALE, CONNECTIONS, DURATION)
+  let knowledge: KnowledgeFigures | null = null
+  if (!only || only === 'knowledge') knowledge = await benchKnowledge(url, PORT + 1, DURATION)
   let webhooks: WebhookFigures | null = null
   if (!only || only === 'webhooks') {
     // Acceptance is the API's alone, as deployments scale it (compose runs the API and
@@ -213,6 +217,23 @@ try {
       '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | statements per request | errors | answers complete | completed/s |',
       '|---|---|---|---|---|---|---|---|---|---|---|---|',
       `| POST /api/v1/threads/{id}/messages | ${http.rps.toFixed(0)} | ${http.p50} | ${http.p99} | ${floor.rps.toFixed(0)} | ${floor.p50} | ${floor.p99} | ${(http.rps / floor.rps * 100).toFixed(0)}% | ${statements.toFixed(2)} | ${http.errors + floor.errors} | ${answers.complete} of ${answers.sent} | ${answers.completePerSecond.toFixed(0)} |`,
+      '',
+    )
+  }
+  if (knowledge) {
+    const { indexing, search } = knowledge
+    lines.push(
+      `The indexing service as its own process (runner concurrency ${indexing.concurrency}): ${indexing.documents} documents (plain text, markdown and three-page PDFs in turn) uploaded in the background, from the first upload to the last settled:`,
+      '',
+      '| documents | completed | failed | seconds | documents per minute |',
+      '|---|---|---|---|---|',
+      `| ${indexing.documents} | ${indexing.completed} | ${indexing.failed} | ${indexing.seconds} | ${indexing.perMinute} |`,
+      '',
+      `Search over ${search.chunks.toLocaleString('en')} chunks in ${search.files} files at 8 connections, every query naming every file, top_k 5; the floor calls app.search_chunks with the same arguments through 8 connections:`,
+      '',
+      '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | errors |',
+      '|---|---|---|---|---|---|---|---|---|',
+      `| POST /api/v1/search | ${search.http.rps.toFixed(0)} | ${search.http.p50} | ${search.http.p99} | ${search.floor.rps.toFixed(0)} | ${search.floor.p50} | ${search.floor.p99} | ${(search.http.rps / search.floor.rps * 100).toFixed(0)}% | ${search.http.errors + search.floor.errors} |`,
       '',
     )
   }
