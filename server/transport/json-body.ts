@@ -67,7 +67,9 @@ export function parseJsonBody(raw: Buffer): unknown {
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw invalidBody('The body is not valid JSON.', [{ path: '', message: (error as Error).message }])
+    // The parser's own message quotes the body around the fault, which may hold a
+    // secret (a cookie, a token): only where it failed is said.
+    throw invalidBody('The body is not valid JSON.', [{ path: '', message: jsonFault(error as Error, text) }])
   }
   checkValues(value, '')
   return value
@@ -118,3 +120,10 @@ function checkString(value: string, path: string): void {
 }
 
 const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`)
+
+/** Where a body stops being JSON, without quoting it. */
+function jsonFault(error: Error, text: string): string {
+  const at = /position (\d+)/.exec(error.message)?.[1]
+  if (at !== undefined) return `not JSON at character ${Number(at) + 1}`
+  return /Unexpected end/.test(error.message) || text.trim() === '' ? 'not JSON: the body ends too early' : 'not JSON'
+}

@@ -314,6 +314,13 @@ t.test('body values', async (t) => {
     refused(t, await post('["name"]'), 400, 'INVALID_BODY', 'an array instead of an object')
     t.same(await projectNames(service, key), [], 'nothing was created')
   })
+
+  t.test('a malformed body is never quoted back: it may hold a secret', async (t) => {
+    const answer = await post('{"name": "x", "token": secret-value-123}')
+    refused(t, answer, 400, 'INVALID_BODY')
+    t.notMatch(answer.text, /secret-value/, 'the refusal does not quote the body')
+    t.match(answer.body.data.issues, [{ path: '', message: /^not JSON/ }], 'it says the body is not JSON')
+  })
 })
 
 t.test('body caps: 1 MiB by default, refused with 413 by declared length before the body and as chunks arrive', async (t) => {
