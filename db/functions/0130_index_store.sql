@@ -307,7 +307,9 @@ language plpgsql stable as $$
 declare
   candidates integer := greatest(top_k * 4, 40);
   tsq tsquery := websearch_to_tsquery(lang, query);
-  signals integer := case when query_embedding is null then 2 else 3 end;
+  -- The signals in use: full text, similar words when the query has a word the
+  -- vocabulary lacks, vectors when a query embedding is given.
+  signals integer;
   -- Words the query excludes (-word, -"a phrase") exclude for every signal; the fuzzy
   -- ones compare the rest of the query, without the search syntax.
   excluded tsquery;
@@ -320,8 +322,9 @@ begin
   if numnode(excluded) = 0 then
     excluded := null;
   end if;
-  -- Each query word stands for its three nearest words of the vocabulary (any of them);
-  -- every query word that has some must match, as in the full-text signal.
+  -- A query word the vocabulary lacks (a typo, a partial word) stands for its three
+  -- nearest words there, any of them matching; a word it has is full text's already.
+  -- Every query word that has some must match, as in the full-text signal.
   select string_agg(alternatives, ' & ') into fuzzy
     from (select '(' || string_agg(v.word, ' | ' order by v.word) || ')' as alternatives
             from (select distinct term from regexp_split_to_table(lower(fuzzy), '[^[:alnum:]]+') term
@@ -329,13 +332,17 @@ begin
             cross join lateral (
               select x.word from app.index_words x
                where x.owner = coalesce(search_chunks.owner, app.nil_owner()) and q.term % x.word
-               order by q.term <-> x.word, x.word
+               order by x.word <-> q.term
                limit 3) v
+           -- A probe per query word (a scalar subquery, never a join over the vocabulary).
+           where (select true from app.index_words k
+                   where k.owner = coalesce(search_chunks.owner, app.nil_owner()) and k.word = q.term) is null
            group by q.term) w;
   similar_words := case when fuzzy is not null then to_tsquery(lang, fuzzy) end;
   if numnode(similar_words) = 0 then
     similar_words := null;
   end if;
+  signals := 1 + (similar_words is not null)::integer + (query_embedding is not null)::integer;
   return query
   with lexical as (
     select c.file_id, c.ordinal,

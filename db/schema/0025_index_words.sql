@@ -3,12 +3,15 @@
 -- and the words it finds are then searched as full text. One list per owner (an
 -- organization, or the nil uuid for the indexing service's own uploads): it says which
 -- words the owner's documents use, never where.
+-- btree_gist lets the word index lead with the owner.
+create extension if not exists btree_gist;
 create table app.index_words (
   owner uuid not null,
   word text not null check (length(word) between 3 and 40),
   primary key (owner, word)
 );
-create index index_words_trigram_idx on app.index_words using gin (word gin_trgm_ops);
+-- GiST: a misspelt word's nearest words come from the index in distance order.
+create index index_words_trigram_idx on app.index_words using gist (owner, word gist_trgm_ops);
 
 insert into app.index_words (owner, word)
 select distinct coalesce(c.organization_id, '00000000-0000-0000-0000-000000000000'), w
