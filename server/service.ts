@@ -11,6 +11,10 @@ import { folderRoutes } from './routes/folders.ts'
 import { fileRoutes } from './routes/files.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { knowledgeRoutes } from './routes/knowledge.ts'
+import { contactRoutes } from './routes/contacts.ts'
+import { productRoutes } from './routes/products.ts'
+import { skillRoutes } from './routes/skills.ts'
+import { browserSessionRoutes } from './routes/browser-sessions.ts'
 import { automationRoutes } from './routes/automations.ts'
 import { runRoutes } from './routes/runs.ts'
 import { triggerRoutes } from './routes/triggers.ts'
@@ -43,6 +47,8 @@ export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: 
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
     ...documentRoutes(store), ...knowledgeRoutes,
+    ...contactRoutes, ...productRoutes,
+    ...skillRoutes, ...browserSessionRoutes(config.BROWSER_SESSION_KEY),
     ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...agentRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
     ...webhookRoutes(requests, rateBudgets(config.RATE_LIMIT_SCALE)),
     ...signInRoutes(requests, config), ...settingsRoutes(requests, config), ...competenceRoutes(requests, config),

@@ -1,6 +1,7 @@
--- Platform writes of a live run's action steps (task.create, task.comment), on the
--- worker's connection: under the run's organization and project, by the same rules as
--- the REST operations, attributed to the run. The step being executed is the run's
+-- Platform writes of a live run's action steps (task.create, task.comment,
+-- contact.upsert), on the worker's connection: under the run's organization and
+-- project (contacts are the organization's, in no project), by the same rules as the
+-- REST operations, attributed to the run. The step being executed is the run's
 -- seq, which only a commit advances, so a step the worker repeats after a crash
 -- addresses the same task and the same comment again instead of writing twice.
 
@@ -69,6 +70,7 @@ declare
   t app.tasks;
   c app.task_comments;
   upserted record;
+  contact record;
   place text;
 begin
   select * into r from app.runs where organization_id = organization and id = run;
@@ -80,10 +82,19 @@ begin
   perform set_config('app.org_id', r.organization_id::text, true);
   perform set_config('app.user_id', '', true);
   perform set_config('app.run_id', r.id::text, true);
-  if action not in ('task.create', 'task.comment') then
+  if action not in ('task.create', 'task.comment', 'contact.upsert') then
     return jsonb_build_object('error', format('the action %s is not available in this deployment', action));
   end if;
   begin
+    -- By externalId, else by email (db/functions/0140_contacts.sql); a step repeated
+    -- after a crash finds the contact it wrote and changes nothing.
+    if action = 'contact.upsert' then
+      contact := app.contact_upsert(params, 'automation', r.id, true);
+      return jsonb_build_object(
+        'output', jsonb_build_object('contactId', (contact.c).id, 'created', contact.created, 'contact', app.contact_json(contact.c)),
+        'effect', jsonb_build_object('type', 'contact.upsert', 'contactId', (contact.c).id, 'created', contact.created,
+                                     'changed', contact.changed));
+    end if;
     p := app.run_action_project(r, params->>'projectId');
     if action = 'task.create' then
       upserted := app.task_upsert(p, jsonb_build_object('externalSystem', 'automation', 'externalId', place)

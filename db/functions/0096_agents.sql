@@ -104,6 +104,8 @@ returns app.project_agents language plpgsql stable as $$
 declare
   a app.project_agents := stored;
   refused record;
+  unseen record;
+  problems jsonb;
 begin
   a.organization_id := p.organization_id;
   a.project_id := p.id;
@@ -121,11 +123,18 @@ begin
       jsonb_build_object('secrets', to_jsonb(coalesce(stored.secrets, '{}'))));
   end if;
   refused := app.agent_catalog_problems(p.organization_id, args);
-  if jsonb_array_length(refused.problems) > 0 then
-    perform app.fail(refused.problems->0->>'code', 400,
-      format('The agent is not valid: %s %s', refused.problems->0->>'path', refused.problems->0->>'message'),
-      refused.data || jsonb_build_object('issues',
-        (select jsonb_agg(problem - 'code') from jsonb_array_elements(refused.problems) problem)));
+  -- Skills name skills the caller can see (db/functions/0150_skills.sql: theirs and the
+  -- organization's, as the skills policy shows them); one the stored agent already
+  -- names stays valid, so a save never fails over a skill someone else may see.
+  unseen := app.agent_unknown_entries(args, 'skills',
+    array(select k.slug from app.skills k where k.organization_id = p.organization_id) || coalesce(stored.skills, '{}'),
+    jsonb_build_object('code', 'PROJECT_AGENT_SKILL_UNKNOWN', 'message', 'is not a skill you can see'));
+  problems := refused.problems || unseen.problems;
+  if jsonb_array_length(problems) > 0 then
+    perform app.fail(problems->0->>'code', 400,
+      format('The agent is not valid: %s %s', problems->0->>'path', problems->0->>'message'),
+      refused.data || unseen.data || jsonb_build_object('issues',
+        (select jsonb_agg(problem - 'code') from jsonb_array_elements(problems) problem)));
   end if;
   return a;
 end $$;

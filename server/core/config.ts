@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 import type { ObjectStoreSettings } from './storage/object-store.ts'
+import { parseSealingKey } from './sealed.ts'
 
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
   v.number(), v.minValue(0), v.maxValue(65535))
@@ -62,13 +63,17 @@ const schema = v.object({
     v.number(), v.minValue(100)), '60000'),
   // Port of the embedded PostgreSQL that runs when DATABASE_URL is unset.
   EMBEDDED_PG_PORT: v.optional(port, '54329'),
+  // 32 bytes, base64: the AES-256-GCM key browser sessions are sealed with before they
+  // are stored (server/core/sealed.ts). Unset, importing one answers 503.
+  BROWSER_SESSION_KEY: v.optional(v.pipe(v.string(),
+    v.check((value) => parseSealingKey(value) !== null, 'must be 32 bytes in base64 (44 characters, e.g. openssl rand -base64 32)'))),
 })
 
 export type Config = v.InferOutput<typeof schema> & { publicBaseUrl: string }
 
 // Variables of this service share these prefixes; any other variable is the
 // environment's business, but a misspelt one of ours is caught here.
-const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT', 'WORKER_', 'MODEL_']
+const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT', 'WORKER_', 'MODEL_', 'BROWSER_SESSION']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = new Set(Object.keys(schema.entries))

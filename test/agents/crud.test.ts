@@ -6,13 +6,15 @@ import { refused } from '../lib/assert.ts'
 import { pinClock } from '../lib/db.ts'
 
 const agent = (name: string, extra: Record<string, unknown> = {}) =>
-  ({ name, harness: 'codex', model: 'local-echo', skills: ['triage'], connectors: ['github'], ...extra })
+  ({ name, harness: 'codex', model: 'local-echo', skills: [], connectors: ['github'], ...extra })
 
 t.test('a create answers 201 with the agent and its Location; reads and the list show it', async (t) => {
   const { alpha, olive } = await world(t)
   const base = `/api/v1/projects/${alpha}/agents`
+  // Skills name skills the caller can see (docs/skills.md).
+  await olive.put('/api/v1/skills/triage', { name: 'Triage', content: 'Sort new tasks.', visibility: 'organization' })
   const created = await olive.post(base, agent('  Reviewer  ', {
-    modelProvider: 'local', tools: ['tasks.read'], instructions: 'Review every task.',
+    modelProvider: 'local', skills: ['triage'], tools: ['tasks.read'], instructions: 'Review every task.',
   }))
   t.equal(created.status, 201)
   const id = created.body.agent.id

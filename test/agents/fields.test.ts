@@ -115,6 +115,10 @@ t.test('skills and connectors: required lists of up to 25 non-blank names, kept 
   const { alpha, olive } = await world(t)
   const base = `/api/v1/projects/${alpha}/agents`
   const names = Array.from({ length: 25 }, (_, i) => `name-${i}`)
+  // Skills name skills the caller can see (docs/skills.md).
+  for (const slug of ['zeta', ...names.slice(1)]) {
+    await olive.put(`/api/v1/skills/${slug}`, { name: slug, content: 'Do it.', visibility: 'organization' })
+  }
   const full = await olive.post(base, agent('Full', { skills: [' zeta ', ...names.slice(1)], connectors: names }))
   t.equal(full.status, 201, '25 of each')
   t.equal(full.body.agent.skills[0], 'zeta', 'trimmed, in the order sent')

@@ -167,10 +167,11 @@ t.test('mock runs answer side-effecting steps with their mocks and call nothing'
 
 t.test('action and agent steps in live runs', async (t) => {
   const { run } = await stepsWorld(t)
-  // Contacts are not part of this deployment yet (tasks are: test/tasks/actions.test.ts).
-  const action = await run([{ slug: 'act', type: 'action', config: { action: 'contact.upsert', params: { email: 'x@y.test' } }, next: { success: 'end' } }, output({})])
+  // Action steps write for real (tasks: test/tasks/actions.test.ts; contacts:
+  // test/records/contacts.test.ts); one the rules refuse fails the step with node_error.
+  const action = await run([{ slug: 'act', type: 'action', config: { action: 'contact.upsert', params: { phone: '+1 555' } }, next: { success: 'end' } }, output({})])
   t.match(action, { status: 'failed', failureCode: 'node_error' })
-  t.match(action.detail, /contact\.upsert is not available/)
+  t.match(action.detail, /contact\.upsert: .*externalId or email.*INVALID_BODY/)
   // Agents that run are tested in test/agents/steps.test.ts; an agent step that cannot
   // reach an agent fails at once instead of parking the run.
   const agent = await run([{ slug: 'delegate', type: 'agent', config: { agent: 'helper', prompt: 'go' }, next: { success: 'end' } }, output({})])

@@ -93,6 +93,18 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
   await db.owner`select app.index_queue_entry(k) from app.knowledge_entries k where k.id = ${entry!.id}`
   await db.owner`insert into app.index_chunks (file_id, ordinal, organization_id, knowledge_entry_id, content, language)
                  values (${`knowledge:${entry!.id}`}, 0, ${org!}, ${entry!.id}, 'fixture text', 'english')`
+  // A contact and a product of the organization.
+  await db.owner`insert into app.contacts (organization_id, external_id, email, name, created_by)
+                 values (${org!}, 'crm-1', 'fixture@example.test', 'Fixture', ${creator!.created_by})`
+  await db.owner`insert into app.products (organization_id, external_id, name, price, currency, created_by)
+                 values (${org!}, 'sku-1', 'Fixture', 9.5, 'EUR', ${creator!.created_by})`
+  // A personal and a shared skill, and an imported browser session (its sealed bytes
+  // stand in for ciphertext).
+  await db.owner`insert into app.skills (organization_id, slug, visibility, owner_id, name, content, created_by)
+                 values (${org!}, 'fixture', 'personal', ${creator!.created_by}, 'Fixture', 'Do it.', ${creator!.created_by}),
+                        (${org!}, 'fixture', 'organization', null, 'Fixture', 'Do it.', ${creator!.created_by})`
+  await db.owner`insert into app.browser_sessions (organization_id, id, name, domains, cookie_count, sealed, key_id, created_by)
+                 values (${org!}, gen_random_uuid(), 'Fixture', ${['example.com']}, 1, decode('01', 'hex'), 'fixture', ${creator!.created_by})`
 }
 const gina = { userId: seeded.users['gina@globex.test']!.id, orgId: globexId, role: 'owner' }
 

@@ -83,8 +83,9 @@ t.test('a schedule needs a five-field cron that fires and an IANA zone; an event
   t.match(await invalid({ kind: 'schedule', cron: '0 9 * * *', timezone: 'Mars/Olympus' }, 'an unknown zone'),
     { field: 'timezone', timezone: 'Mars/Olympus' })
   await invalid({ kind: 'schedule', cron: '0 9 * * *', timezone: 'posix/Europe/Berlin' }, 'a zone alias outside IANA names')
-  t.match(await invalid({ kind: 'event', event: 'contact.created' }, 'an event not raised yet'),
-    { field: 'event', events: ['comment.created', 'comment.mentioned', 'project.created', 'task.created', 'task.status_changed'] })
+  t.match(await invalid({ kind: 'event', event: 'conversation.created' }, 'an event not raised yet'),
+    { field: 'event', events: ['comment.created', 'comment.mentioned', 'contact.created', 'contact.deleted', 'contact.updated',
+      'project.created', 'task.created', 'task.status_changed'] })
   await invalid({ kind: 'event', event: 'nothing.happened' }, 'an unknown event')
   t.same((await w.dev.get(TRIGGERS)).body, { triggers: [] }, 'nothing was bound')
 
