@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net'
 import { createApp, API_VERSION } from './app.ts'
 import type { Config } from './core/config.ts'
-import { requestPool } from './core/db/connection.ts'
+import { ownerPool, requestPool } from './core/db/connection.ts'
 import { createLogger, type Logger } from './core/log.ts'
 import { healthRoutes } from './routes/health.ts'
 import { identityRoutes } from './routes/identity.ts'
@@ -36,6 +36,7 @@ import { identityClientPages } from './app/identity-clients.ts'
 import { identityClientRoutes } from './routes/identity-clients.ts'
 import { createIssuer, type Issuer } from './oidc/issuer.ts'
 import { interactionRoutes } from './oidc/interaction.ts'
+import { queryEmbedder, type QueryEmbedder } from './core/indexing/query-embedder.ts'
 
 export interface RunningService {
   url: string
@@ -43,10 +44,11 @@ export interface RunningService {
   close: () => Promise<void>
 }
 
-export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null, issuer?: Issuer): Route[] {
+export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null, issuer?: Issuer,
+  embedder: QueryEmbedder | null = null): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
-    ...documentRoutes(store), ...knowledgeRoutes,
+    ...documentRoutes(store), ...knowledgeRoutes(embedder),
     ...contactRoutes, ...productRoutes,
     ...skillRoutes, ...browserSessionRoutes(config.BROWSER_SESSION_KEY),
     ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...agentRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
@@ -73,7 +75,13 @@ export async function startService(config: Config, databaseUrl: string, options:
   const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery, config.DATABASE_REQUEST_URL)
   // The identity issuer is mounted at /api/auth; its interaction pages are routes of the app.
   const issuer = createIssuer(requests, log)
-  const server = createApp({ config, requests, routes: allRoutes(requests, config, options.objectStore ?? null, issuer), log, mounts: [issuer] })
+  // Provider keys are read on an owner connection of its own, never by the request
+  // role: one connection, opened on the first search that needs a query vector.
+  const secrets = ownerPool(databaseUrl, 1)
+  const embedder = queryEmbedder(async (text, params) => await secrets.unsafe(text, params as never[]) as never,
+    { warn: log.warn })
+  const server = createApp({ config, requests, routes: allRoutes(requests, config, options.objectStore ?? null, issuer, embedder),
+    log, mounts: [issuer] })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? config.PORT, '0.0.0.0', () => resolve())
@@ -88,6 +96,7 @@ export async function startService(config: Config, databaseUrl: string, options:
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await requests.end({ timeout: 5 })
+      await secrets.end({ timeout: 5 })
     },
   }
 }

@@ -158,7 +158,7 @@ begin
           set_config('app.key_id', coalesce(key.id::text, ''), true),
           set_config('app.session_id', coalesce(session->>'sessionId', ''), true),
           set_config('app.rate_scale', coalesce(request->>'rateScale', '1'), true);
-  return jsonb_build_object('ok', true, 'userId', key.user_id);
+  return jsonb_build_object('ok', true, 'userId', key.user_id, 'organizationId', chosen.id);
 end $$;
 
 create or replace function app.failed_authentication_bucket(request jsonb) returns jsonb language sql immutable as $$

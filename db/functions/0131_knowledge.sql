@@ -322,11 +322,14 @@ end $$;
 -- caller may read (app.search_chunks under the caller's policies: a passage of a
 -- project the caller cannot see never reaches the ranking). With projectId, project
 -- files only of that project (which the caller must see); entries and hub documents
--- always. No query embedding is computed here (the request role never holds provider
--- keys): ranking fuses full text and trigrams.
+-- always. The server embeds the query with the organization's embeddings model (the
+-- request role never holds provider keys) and passes the vector as
+-- observed.queryEmbedding; without one, ranking fuses full text and similar words.
 create or replace function api.knowledge_search(args jsonb) returns jsonb language plpgsql stable as $$
 declare
   lang regconfig := app.search_language(coalesce(args->>'language', 'english'));
+  query_embedding real[] := case when jsonb_typeof(args->'observed'->'queryEmbedding') = 'array'
+                                 then array(select jsonb_array_elements_text(args->'observed'->'queryEmbedding')::real) end;
   p app.projects;
   files text[];
   results jsonb;
@@ -352,7 +355,7 @@ begin
            order by s.score desc, s.file_id, s.ordinal), '[]')
     into results
     from app.search_chunks(args->>'query', files, coalesce((args->>'topK')::integer, 8),
-                           (args->>'similarityThreshold')::double precision, null, lang, app.org_id()) s
+                           (args->>'similarityThreshold')::double precision, query_embedding, lang, app.org_id()) s
     left join app.documents d on d.id = s.document_id
     left join app.knowledge_entries k on k.id = s.knowledge_entry_id
    where d.id is not null or k.id is not null;

@@ -1,5 +1,6 @@
 -- The assistant's tools in a project thread (jobs/tasks/generate-reply.ts): read a
--- file of the thread's project, and search the project's indexed files. Owner-only,
+-- file of the thread's project, and search the project's indexed files (with the
+-- query's vector when the worker could compute one: args.queryEmbedding). Owner-only,
 -- like the rest of a chat turn. Every call checks that the answer is still being
 -- written and that the thread's owner can still read the project, so a revoked grant
 -- ends what the assistant may read mid-turn.
@@ -76,7 +77,10 @@ begin
                array(select 'document:' || k.id from app.documents k
                       where k.organization_id = organization and k.project_id = th.project_id and k.kind = 'file'
                         and k.trashed_at is null),
-               wanted, 0, null, 'english', organization) s
+               wanted, 0,
+               case when jsonb_typeof(args->'queryEmbedding') = 'array'
+                    then array(select jsonb_array_elements_text(args->'queryEmbedding')::real) end,
+               'english', organization) s
         join app.documents f on f.id = s.document_id), '[]')));
   else
     return jsonb_build_object('error', format('there is no tool %s', tool));

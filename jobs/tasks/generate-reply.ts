@@ -3,6 +3,8 @@ import { buffer } from 'node:stream/consumers'
 import { streamChat, type CatalogModel, type ChatMessage, type ToolCall } from '../../server/core/models/provider.ts'
 import { PROJECT_THREAD_TOOLS, toolId } from '../../server/core/agents/tools.ts'
 import { ObjectChanged, type ObjectStore } from '../../server/core/storage/object-store.ts'
+import { embeddingModel, queryEmbedding, type Query } from '../../server/core/indexing/pipeline.ts'
+import { QUERY_EMBED_TIMEOUT_MS } from '../../server/core/indexing/query-embedder.ts'
 
 interface Turn {
   model: CatalogModel | null
@@ -50,6 +52,7 @@ export function generateReply(idleTimeoutMs: number, store: ObjectStore | null =
       lastWrite = Date.now()
       if (!row?.streaming) stop.abort()
     }
+    const query: Query = async (text, params) => (await helpers.query(text, params)).rows as never
     const tools = turn.projectId ? PROJECT_THREAD_TOOLS : []
     const callTool = async (call: ToolCall): Promise<ToolOutcome> => {
       const tool = tools.some((known) => known.name === call.name) ? toolId(call.name, ['files.read', 'files.search']) : null
@@ -61,6 +64,15 @@ export function generateReply(idleTimeoutMs: number, store: ObjectStore | null =
         return { error: 'the arguments are not JSON' }
       }
       if (typeof args !== 'object' || args === null || Array.isArray(args)) return { error: 'the arguments must be an object' }
+      if (tool === 'files.search') {
+        // The query's vector is the worker's to compute; whatever the model sent under
+        // that name is replaced.
+        const text = (args as { query?: unknown }).query
+        ;(args as Record<string, unknown>).queryEmbedding = typeof text === 'string' && text.trim() !== ''
+          ? await queryEmbedding(await embeddingModel(query, organizationId), text.slice(0, 2000),
+            AbortSignal.any([stop.signal, AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS)]))
+          : null
+      }
       const { rows: [row] } = await helpers.query<{ answer: Record<string, any> }>(
         'select app.worker_thread_tool($1, $2, $3, $4) as answer', [organizationId, messageId, tool, JSON.stringify(args)])
       const answer = row!.answer

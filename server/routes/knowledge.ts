@@ -6,6 +6,7 @@ import type { Route } from './route.ts'
 import { integerParam, uuidParam } from '../transport/validation.ts'
 import { component } from '../openapi/components.ts'
 import { limit } from '../core/limits.ts'
+import type { QueryEmbedder } from '../core/indexing/query-embedder.ts'
 
 const timestamp = v.pipe(v.number(), v.integer(), v.description('Epoch milliseconds'))
 const CONTENT_MAX_BYTES = limit('knowledge.contentMaxBytes')
@@ -51,7 +52,11 @@ const searchResult = component('KnowledgeSearchResult', v.strictObject({
 
 const idParams = v.strictObject({ id: uuidParam })
 
-export const knowledgeRoutes: Route[] = [
+/**
+ * With an embedder, the knowledge search's query is embedded with the caller's
+ * organization's embeddings model before the operation, which ranks by that vector too.
+ */
+export const knowledgeRoutes = (embedder: QueryEmbedder | null): Route[] => [
   {
     kind: 'operation', method: 'GET', path: '/api/v1/knowledge-entries', tag: 'Knowledge', operation: 'knowledge_entries_list',
     family: 'keyset', summary: 'List the organization\'s knowledge entries, newest first', errors: [400],
@@ -95,5 +100,8 @@ export const knowledgeRoutes: Route[] = [
         v.description('Only this project\'s files among project files (entries and hub documents always); 404 when you cannot see it'))),
     }),
     response: v.strictObject({ results: v.array(searchResult) }),
+    // The query's vector, when the organization has an embeddings model that answers in time.
+    observe: async (input, caller) =>
+      ({ queryEmbedding: embedder ? await embedder(caller.organizationId, (input.body as { query: string }).query) : null }),
   },
 ]

@@ -71,10 +71,13 @@ export interface OperationRoute extends Common {
    * passed to the SQL function as `observed` so the rules there decide with it.
    * Never client input: body schemas are strict and `observed` is added last.
    */
-  observe?: (input: Input) => Promise<Record<string, unknown>>
+  observe?: (input: Input, caller: Caller) => Promise<Record<string, unknown>>
   /** Writes the success response itself from the SQL body (file downloads). */
   respond?: (body: Record<string, any>, req: IncomingMessage, res: ServerResponse) => Promise<void>
 }
+
+/** Who an authenticated request acts as, for what the server observes on its behalf. */
+export interface Caller { organizationId: string }
 
 /** Runs an operation as the caller already authenticated, without charging again. */
 export type CallAs = (operation: string, args: Record<string, unknown>) => Promise<{

@@ -13,12 +13,14 @@ export interface Outcome {
   /** The operation's JSON body as PostgreSQL wrote it, passed through unparsed. */
   body: string | null
   error: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number } | null
+  /** The organization the caller acts in, once authenticated. */
+  organizationId: string | null
 }
 
 /** The one statement a request sends: authentication, budgets and the operation. */
 export async function callOperation(requests: Sql, auth: AuthRequest, operation: string | null, args: unknown): Promise<Outcome> {
   const [row] = await requests<Outcome[]>`
-    select h.outcome->'error' as error,
+    select h.outcome->'error' as error, h.outcome->>'organizationId' as "organizationId",
            case when jsonb_typeof(h.outcome->'body') <> 'null' then (h.outcome->'body')::text end as body
       from app.handle(${requests.json(auth as never)}, ${operation}, ${args === null ? null : requests.json(args as never)}) as h(outcome)`
   return row!
@@ -63,7 +65,7 @@ export function operationServer(requests: Sql, budgets: RateBudgets, publicBaseU
       // budget; this check spends nothing, the operation below pays.
       const checked = await call({ ...auth, charge: false }, null, null)
       if (checked.error) throw refusal(checked.error)
-      args.observed = await route.observe(input)
+      args.observed = await route.observe(input, { organizationId: checked.organizationId! })
     }
     const outcome = await call(auth, route.operation, args)
     if (outcome.error) throw refusal(outcome.error)

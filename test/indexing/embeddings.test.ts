@@ -8,6 +8,7 @@ import { eventually } from '../lib/wait.ts'
 import { fakeProvider } from '../lib/fake-provider.ts'
 import { uploadFile } from '../lib/files.ts'
 import { embed } from '../../server/core/indexing/embeddings.ts'
+import { queryEmbedder } from '../../server/core/indexing/query-embedder.ts'
 
 const fake = await fakeProvider(t)
 const embedder = { org: 'acme', id: 'embed-model', providerSlug: 'fake', contextWindow: 8000, maxOutputTokens: null,
@@ -16,7 +17,7 @@ const { service, alpha, olive } = await world(t, {
   worker: true, store: true,
   seed: {
     providers: [{ org: 'acme', slug: 'fake', kind: 'openai-compatible', baseUrl: fake.url, apiKey: 'sk-fake' }],
-    models: [embedder],
+    models: [embedder, { org: 'acme', id: 'tool-model', providerSlug: 'fake', contextWindow: 8000, maxOutputTokens: null, default: false }],
   },
 })
 const sql = service.db.owner
@@ -67,4 +68,69 @@ t.test('a provider that fails leaves the file indexed without vectors', async (t
   const elsewhere = await sql`select 1 from app.search_chunks('searchable words', null, 5, 0, null, 'english', gen_random_uuid())`
   t.equal(elsewhere.length, 0, 'another organization\'s search never finds it')
   t.equal(found.length, 1, 'full text still finds it')
+})
+
+// The fake provider's vectors count words by a hash into 64 buckets. A word of letters
+// none of `word`'s, in the same bucket: full text and similar words never match it,
+// only its vector does.
+function sameBucketAs(word: string): string {
+  const bucket = (w: string) => { let hash = 0; for (const c of w) hash = (hash * 31 + c.charCodeAt(0)) >>> 0; return hash % 64 }
+  const letters = [...'ghijlmnpstvwxy'].filter((c) => !word.includes(c))
+  for (let n = 0; ; n++) {
+    let candidate = ''
+    for (let rest = n + letters.length ** 3; rest > 0; rest = Math.floor(rest / letters.length)) candidate += letters[rest % letters.length]
+    if (bucket(candidate) === bucket(word)) return candidate
+  }
+}
+
+t.test('the knowledge search embeds the query with the organization\'s model', async (t) => {
+  const near = (await olive.post('/api/v1/knowledge-entries', { title: 'Animals', content: 'okapi' })).body.id
+  const far = (await olive.post('/api/v1/knowledge-entries', { title: 'Other', content: 'carburettor' })).body.id
+  for (const id of [near, far]) {
+    await eventually(() => sql`select count(*)::int as n from app.index_chunks c join app.index_files f using (file_id)
+                                where f.knowledge_entry_id = ${id} and c.embedding is not null`, (rows) => rows[0]!.n > 0)
+  }
+  const word = sameBucketAs('okapi')
+  const res = await olive.post('/api/v1/knowledge/search', { query: word })
+  t.equal(res.status, 200)
+  t.equal(res.body.results[0]?.source.id, near, `"${word}" finds the entry whose vector is nearest`)
+  const lexical = await sql`select 1 from app.search_chunks(${word}, null, 5, 0, null, 'english', ${acme})`
+  t.equal(lexical.length, 0, 'no word of it matches: the vector alone found it')
+})
+
+t.test('the assistant\'s files_search embeds the query in the worker', async (t) => {
+  const file = (await uploadFile(olive, alpha, 'beasts.txt', 'pangolin', { skipRagIndexing: false })).body.file
+  await eventually(() => sql`select count(*)::int as n from app.index_chunks where document_id = ${file.id} and embedding is not null`,
+    (rows) => rows[0]!.n > 0)
+  const thread = `/api/v1/projects/${alpha}/threads/${(await olive.post(`/api/v1/projects/${alpha}/threads`, {})).body.id}`
+  const word = sameBucketAs('pangolin')
+  // The model's own queryEmbedding is replaced by the worker's.
+  const calls = [{ name: 'files_search', arguments: { query: word, queryEmbedding: [1, 2, 3] } }]
+  const sent = await olive.post(`${thread}/messages`, { content: JSON.stringify({ calls }), model: 'tool-model' })
+  t.equal(sent.status, 202)
+  await eventually(() => olive.get(`${thread}/generation`), (g) => g.body.status === 'idle')
+  const text: string = (await olive.get(`${thread}/messages/${sent.body.replyMessageId}`)).body.parts[0].text
+  const said = JSON.parse(text.slice('tool said: '.length))
+  t.equal(said.results[0]?.fileId, file.id, `"${word}" finds the file by its vector`)
+  t.ok(fake.requests.some((r) => r.model === 'embed-model' && JSON.stringify(r.input) === JSON.stringify([word])),
+    'the worker asked the embeddings model for the query\'s vector')
+})
+
+t.test('a query embedder keeps recent vectors and falls back to none when the provider fails', async (t) => {
+  let lookups = 0
+  const model = (id: string) => ({ id, providerSlug: 'fake', baseUrl: fake.url, apiKey: 'sk-fake' })
+  let current = model('embed-model')
+  const warned: string[] = []
+  const embedder = queryEmbedder(async () => { lookups++; return [{ model: current }] as never },
+    { modelTtlMs: 0, warn: (message) => warned.push(message) })
+  const before = fake.requests.length
+  const first = await embedder(acme, 'harbour')
+  t.same(await embedder(acme, 'harbour'), first, 'the same vector again')
+  t.equal(fake.requests.length - before, 1, 'the provider is asked once for a repeated query')
+  t.equal(lookups, 2, 'the model is read again once its time is up')
+  current = model('fail-embed')
+  t.equal(await embedder(acme, 'harbour'), null, 'a failing provider: no vector, no error')
+  t.same(warned, ['query embedding failed; searched without vectors'])
+  const none = queryEmbedder(async () => [{ model: null }] as never)
+  t.equal(await none(acme, 'harbour'), null, 'no embeddings model: no vector')
 })

@@ -18,6 +18,7 @@ import type { Logger } from '../../core/log.ts'
 import { limit } from '../../core/limits.ts'
 import type { ObjectStore } from '../../core/storage/object-store.ts'
 import { indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
+import { QUERY_EMBED_TIMEOUT_MS } from '../../core/indexing/query-embedder.ts'
 import { serviceEmbedder, type EmbeddingModel } from '../../core/indexing/embeddings.ts'
 import {
   ServiceError, bearerMatches, fileNotFound, fromDatabase, internalError, invalidBody, jsonBody, unauthorized, writeError, writeJson,
@@ -290,7 +291,7 @@ function indexingRoutes(deps: Deps): Route[] {
     const started = performance.now()
     // Vectors join the ranking when the deployment gives the service an embedder.
     let vector: string | null = null
-    const embedded = await queryEmbedding(deps.embedder, body.query)
+    const embedded = await queryEmbedding(deps.embedder, body.query, AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS))
     // As an array literal: the cast below makes it real[] whatever the driver would infer.
     if (embedded && embedded.every(Number.isFinite)) vector = `{${embedded.join(',')}}`
     const rows = await sql<{ file_id: string; content: string; score: number; page: number | null; heading: string | null; ordinal: number; file_name: string; metadata: Record<string, unknown> }[]>`
