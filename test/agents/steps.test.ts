@@ -8,7 +8,7 @@ import { deploy, waitForRun } from '../lib/automations.ts'
 import { fakeProvider } from '../lib/fake-provider.ts'
 import { refused } from '../lib/assert.ts'
 import { eventually } from '../lib/wait.ts'
-import { isInternalAddress } from '../../server/core/agents/web-fetch.ts'
+import { isInternalAddress } from '../../server/core/web/guard.ts'
 
 const model = (id: string, extra: Record<string, unknown> = {}) =>
   ({ org: 'acme', id, providerSlug: 'fake', contextWindow: 8000, maxOutputTokens: null, default: false, ...extra })

@@ -5,8 +5,7 @@
 // refused, and one that changes its answer between a check and the connect is too.
 import http from 'node:http'
 import https from 'node:https'
-import dns from 'node:dns'
-import net from 'node:net'
+import { checkHost, guardedLookup } from '../web/guard.ts'
 
 export type FetchAnswer = { result: { url: string; status: number; contentType: string; text: string; truncated: boolean } } | { error: string }
 
@@ -14,36 +13,8 @@ const MAX_REDIRECTS = 5
 const TIMEOUT_MS = 20_000
 const TOTAL_TIMEOUT_MS = 30_000
 
-/** Whether an address is one a public page cannot live at. */
-export function isInternalAddress(address: string): boolean {
-  const list = new net.BlockList()
-  for (const [prefix, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-    ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
-    list.addSubnet(prefix, bits, 'ipv4')
-  }
-  // ::/96 holds the unspecified and loopback addresses and the IPv4-compatible form
-  // (::127.0.0.1) that would otherwise reach an IPv4 host.
-  for (const [prefix, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
-    list.addSubnet(prefix, bits, 'ipv6')
-  }
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return list.check(mapped[1]!, 'ipv4')
-  return list.check(address, net.isIPv6(address) ? 'ipv6' : 'ipv4')
-}
-
 // The connection's own lookup: the only addresses it may connect to are public ones.
-const publicLookup: net.LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '', 4)
-    const list = addresses as dns.LookupAddress[]
-    const refused = list.find((a) => isInternalAddress(a.address))
-    if (refused || list.length === 0) {
-      return callback(new Error(`${hostname} is not a public address`), '', 4)
-    }
-    if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list)
-    callback(null, list[0]!.address, list[0]!.family)
-  })
-}
+const publicLookup = guardedLookup()
 
 export async function fetchPublicPage(address: string, maxBytes: number, signal: AbortSignal): Promise<FetchAnswer> {
   // A page that trickles its bytes is bounded by a total time, not only an idle one.
@@ -56,8 +27,8 @@ export async function fetchPublicPage(address: string, maxBytes: number, signal:
   }
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return { error: 'only http and https addresses are fetched' }
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    if (net.isIP(host) && isInternalAddress(host)) return { error: `${host} is not a public address` }
+    const refused = checkHost(url.hostname)
+    if (refused) return { error: refused }
     let response: http.IncomingMessage
     try {
       response = await request(url, bounded)
