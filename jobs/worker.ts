@@ -19,12 +19,14 @@ import { drainEvents } from './tasks/drain-events.ts'
 import { sweepTriggerRecords } from './tasks/sweep-trigger-records.ts'
 import { generateReply } from './tasks/generate-reply.ts'
 import { runAgent } from './tasks/run-agent.ts'
+import { crawlWebsite } from './tasks/crawl-website.ts'
+import { CRAWLER_DEFAULTS, type CrawlerSettings } from '../server/core/crawl/settings.ts'
 
 /** How long a model provider may stay silent before a call fails with timeout. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 60_000
 
 export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MODEL_TIMEOUT_MS,
-  embedder: EmbeddingModel | null = null): TaskList {
+  embedder: EmbeddingModel | null = null, crawler: CrawlerSettings = CRAWLER_DEFAULTS): TaskList {
   return {
     forget_idle_rate_buckets: forgetIdleRateBuckets,
     delete_objects: deleteObjects(store),
@@ -39,6 +41,7 @@ export function taskList(store: ObjectStore | null, modelTimeoutMs = DEFAULT_MOD
     sweep_trigger_records: sweepTriggerRecords,
     generate_reply: generateReply(modelTimeoutMs, store),
     run_agent: runAgent(modelTimeoutMs),
+    crawl_website: crawlWebsite(crawler),
   }
 }
 
@@ -74,6 +77,8 @@ export interface WorkerOptions {
   modelTimeoutMs?: number
   /** A graphile-worker logger, when the caller wants graphile's lines itself (tests). */
   logger?: Logger
+  /** Website scans' politeness and reach (CRAWLER_* variables). */
+  crawler?: CrawlerSettings
 }
 
 export interface Worker {
@@ -119,7 +124,7 @@ export async function startWorker(connectionString: string, options: WorkerOptio
   try {
     const concurrency = options.concurrency ?? 2
     runner = await run({
-      pgPool: pool, concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null),
+      pgPool: pool, concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null, options.crawler),
       crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000, events,
       ...(logger ? { logger } : {}),
       // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them

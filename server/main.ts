@@ -15,6 +15,7 @@ import net from 'node:net'
 import { ConfigError, loadConfig, type Config } from './core/config.ts'
 import { resolveDatabase } from './core/db/database.ts'
 import { ownerPool, type Sql } from './core/db/connection.ts'
+import { crawlerSettings } from './core/crawl/settings.ts'
 import { migrate } from './core/db/migrate.ts'
 import { createLogger, type Logger } from './core/log.ts'
 import { resolveObjectStore } from './core/storage/resolve.ts'
@@ -109,7 +110,7 @@ async function start(): Promise<void> {
   if (parts.has('worker')) {
     const worker = await startWorker(database.url, {
       objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, modelTimeoutMs: config.MODEL_TIMEOUT_MS, log,
-      embedder: serviceEmbedder(config) })
+      embedder: serviceEmbedder(config), crawler: crawlerSettings(config) })
     keep({ name: 'worker', stop: () => worker.stop({ graceMs: WORKER_GRACE_MS }) })
     // A worker that stops on its own (its database gone for good) takes the process
     // with it, so a supervisor restarts it rather than leaving an API without one.

@@ -11,6 +11,7 @@ import { folderRoutes } from './routes/folders.ts'
 import { fileRoutes } from './routes/files.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { knowledgeRoutes } from './routes/knowledge.ts'
+import { websiteRoutes } from './routes/websites.ts'
 import { contactRoutes } from './routes/contacts.ts'
 import { productRoutes } from './routes/products.ts'
 import { skillRoutes } from './routes/skills.ts'
@@ -48,7 +49,7 @@ export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: 
   embedder: QueryEmbedder | null = null): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
-    ...documentRoutes(store), ...knowledgeRoutes(embedder),
+    ...documentRoutes(store), ...knowledgeRoutes(embedder), ...websiteRoutes(embedder),
     ...contactRoutes, ...productRoutes,
     ...skillRoutes, ...browserSessionRoutes(config.BROWSER_SESSION_KEY),
     ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...agentRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),

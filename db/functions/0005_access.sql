@@ -124,15 +124,22 @@ $$;
 grant execute on function app.my_team_ids, app.project_access, app.granted_project_ids, app.can_read_project,
   app.can_edit_project, app.can_read_run, app.created_by_caller, app.live_competences, app.can_export_notifications to api;
 
--- Whether the caller may read what was indexed from a document or a knowledge entry:
--- exactly when they may read that row (its own policies decide, trashed files
--- excluded). The policies of index_files and index_chunks use it.
-create or replace function app.can_read_indexed(organization uuid, document uuid, entry uuid) returns boolean
+-- Whether the caller may read what was indexed from a document, a knowledge entry or
+-- a website's page: exactly when they may read that row (its own policies decide,
+-- trashed files excluded). The policies of index_files and index_chunks use it.
+create or replace function app.can_read_indexed(organization uuid, document uuid, entry uuid, page uuid) returns boolean
 language sql stable as $$
   select organization = app.org_id() and (
     (document is not null and exists (select 1 from app.documents d
                                        where d.organization_id = organization and d.id = document and d.trashed_at is null))
     or (entry is not null and exists (select 1 from app.knowledge_entries k
-                                       where k.organization_id = organization and k.id = entry)))
+                                       where k.organization_id = organization and k.id = entry))
+    or (page is not null and exists (select 1 from app.website_pages p
+                                      where p.organization_id = organization and p.id = page)))
 $$;
-grant execute on function app.can_read_indexed to api;
+-- The form the policies of the previous release call, kept until none does.
+create or replace function app.can_read_indexed(organization uuid, document uuid, entry uuid) returns boolean
+language sql stable as $$
+  select app.can_read_indexed(organization, document, entry, null)
+$$;
+grant execute on function app.can_read_indexed(uuid, uuid, uuid, uuid), app.can_read_indexed(uuid, uuid, uuid) to api;

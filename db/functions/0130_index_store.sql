@@ -59,8 +59,8 @@ returns jsonb language plpgsql as $$
 declare
   f app.index_files;
 begin
-  if file ~ '^(document|knowledge):' then
-    perform app.fail('FILE_ID_RESERVED', 409, 'file_ids starting document: or knowledge: name the platform''s own documents; choose another.');
+  if file ~ '^(document|knowledge|page):' then
+    perform app.fail('FILE_ID_RESERVED', 409, 'file_ids starting document:, knowledge: or page: name the platform''s own documents; choose another.');
   end if;
   select * into f from app.index_files where file_id = file for update;
   insert into app.index_files as x (file_id, file_name, size_bytes, metadata, language, status)
@@ -179,6 +179,11 @@ begin
     text_content := k.content;
     -- The title heads every passage of the entry, so a search finds it by its title too.
     text_heading := k.title;
+  elsif f.website_page_id is not null then
+    -- A website's page: its readable text, headed by its title.
+    select p.content, p.title into text_content, text_heading from app.website_pages p where p.id = f.website_page_id;
+    source := 'text';
+    text_content := coalesce(text_content, '');
   else
     select b.bytes into bytes from app.index_blobs b where b.file_id = f.file_id and b.revision = f.revision;
     source := case when bytes is null then null else 'blob' end;
@@ -202,9 +207,10 @@ begin
     return null;
   end if;
   delete from app.index_chunks c where c.file_id = f.file_id;
-  insert into app.index_chunks (file_id, ordinal, organization_id, document_id, knowledge_entry_id, content, page, heading,
-                                language, embedding)
-  select f.file_id, (c->>'ordinal')::integer, f.organization_id, f.document_id, f.knowledge_entry_id, c->>'content',
+  insert into app.index_chunks (file_id, ordinal, organization_id, document_id, knowledge_entry_id, website_page_id,
+                                content, page, heading, language, embedding)
+  select f.file_id, (c->>'ordinal')::integer, f.organization_id, f.document_id, f.knowledge_entry_id, f.website_page_id,
+         c->>'content',
          (c->>'page')::integer, c->>'heading', f.language,
          case when jsonb_typeof(c->'embedding') = 'array'
               then array(select jsonb_array_elements_text(c->'embedding')::real) end
@@ -296,13 +302,21 @@ end $$;
 -- indexing service's own uploads (which belong to none); files null means every file
 -- of that owner the caller may read.
 drop function if exists app.search_chunks(text, text[], integer, double precision, real[], regconfig);
+-- The full-text ordering is chosen once, by what db/schema/0026_search_rum.sql
+-- installed: with rum, `search <=> query` (rank order from the index, ts_rank's
+-- inverse); without, ts_rank_cd over every match (cover density: words near each other
+-- rank higher), descending.
+do $do$
+declare
+  rum boolean := exists (select 1 from pg_indexes where schemaname = 'app' and indexname = 'index_chunks_search_rum_idx');
+  template text := $template$
 create or replace function app.search_chunks(query text, files text[], top_k integer, threshold double precision,
   query_embedding real[], lang regconfig, owner uuid)
 returns table (file_id text, ordinal integer, content text, page integer, heading text, document_id uuid,
                knowledge_entry_id uuid, score double precision)
 -- A misspelt word still finds its passage: pg_trgm's default similarity (0.3) is kept
 -- for the vocabulary lookup.
-language plpgsql stable as $$
+language plpgsql stable as $body$
 #variable_conflict use_column
 declare
   candidates integer := greatest(top_k * 4, 40);
@@ -345,24 +359,26 @@ begin
   signals := 1 + (similar_words is not null)::integer + (query_embedding is not null)::integer;
   return query
   with lexical as (
-    select c.file_id, c.ordinal,
-           row_number() over (order by ts_rank_cd(c.search, tsq, 1) desc, c.file_id, c.ordinal) as rank
-      from app.index_chunks c
-     where c.search @@ tsq and (files is null or c.file_id = any (files))
-       and (c.organization_id = owner or (owner is null and c.organization_id is null))
-     order by ts_rank_cd(c.search, tsq, 1) desc, c.file_id, c.ordinal
-     limit candidates
+    -- The best candidates first, ties broken by position; the inner order is the bare
+    -- ranking expression, so that a rum index can answer it in order.
+    select x.file_id, x.ordinal, row_number() over (order by x.rank_key, x.file_id, x.ordinal) as rank
+      from (select c.file_id, c.ordinal, {rank_key_tsq} as rank_key
+              from app.index_chunks c
+             where c.search @@ tsq and (files is null or c.file_id = any (files))
+               and (c.organization_id = owner or (owner is null and c.organization_id is null))
+             order by {rank_key_tsq}
+             limit candidates) x
   ), trigram as (
     -- Words of the owner's vocabulary like the query's (typos, partial words), searched
-    -- as full text; the GIN index over the short word list keeps this cheap.
-    select c.file_id, c.ordinal,
-           row_number() over (order by ts_rank_cd(c.search, similar_words, 1) desc, c.file_id, c.ordinal) as rank
-      from app.index_chunks c
-     where similar_words is not null and c.search @@ similar_words and (files is null or c.file_id = any (files))
-       and (c.organization_id = owner or (owner is null and c.organization_id is null))
-       and (excluded is null or not c.search @@ excluded)
-     order by ts_rank_cd(c.search, similar_words, 1) desc, c.file_id, c.ordinal
-     limit candidates
+    -- as full text.
+    select x.file_id, x.ordinal, row_number() over (order by x.rank_key, x.file_id, x.ordinal) as rank
+      from (select c.file_id, c.ordinal, {rank_key_similar} as rank_key
+              from app.index_chunks c
+             where similar_words is not null and c.search @@ similar_words and (files is null or c.file_id = any (files))
+               and (c.organization_id = owner or (owner is null and c.organization_id is null))
+               and (excluded is null or not c.search @@ excluded)
+             order by {rank_key_similar}
+             limit candidates) x
   ), semantic as (
     select c.file_id, c.ordinal,
            row_number() over (order by app.cosine_similarity(c.embedding, query_embedding) desc, c.file_id, c.ordinal) as rank
@@ -384,7 +400,13 @@ begin
    where f.score >= coalesce(threshold, 0)
    order by f.score desc, c.file_id, c.ordinal
    limit top_k;
-end $$;
+end $body$
+$template$;
+begin
+  execute replace(replace(template,
+    '{rank_key_tsq}', case when rum then 'c.search <=> tsq' else '-ts_rank_cd(c.search, tsq, 1)' end),
+    '{rank_key_similar}', case when rum then 'c.search <=> similar_words' else '-ts_rank_cd(c.search, similar_words, 1)' end);
+end $do$;
 
 -- The organization's embeddings model: the first catalog model added that lists the
 -- 'embeddings' capability. Null when it has none.

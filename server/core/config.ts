@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 import type { ObjectStoreSettings } from './storage/object-store.ts'
 import { parseSealingKey } from './sealed.ts'
+import { CRAWLER_DEFAULTS } from './crawl/settings.ts'
 
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
   v.number(), v.minValue(0), v.maxValue(65535))
@@ -43,6 +44,21 @@ const schema = v.object({
   INDEXING_EMBEDDINGS_MODEL: v.optional(v.pipe(v.string(), v.minLength(1))),
   INDEXING_EMBEDDINGS_API_KEY: v.optional(v.string()),
   CRAWLER_PORT: v.optional(port, '8002'),
+  // The crawler's bearer token, as INDEXING_TOKEN is the indexing service's.
+  CRAWLER_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  // Politeness toward one host: requests in flight at once, and the least gap between
+  // two (a robots.txt Crawl-delay raises it, up to 60 s).
+  CRAWLER_HOST_CONCURRENCY: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
+    v.number(), v.minValue(1), v.maxValue(16)), String(CRAWLER_DEFAULTS.hostConcurrency)),
+  CRAWLER_DELAY_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number of milliseconds'), v.transform(Number),
+    v.number(), v.maxValue(60_000)), String(CRAWLER_DEFAULTS.delayMs)),
+  // Networks the crawler may reach although they are private or loopback (comma-separated
+  // addresses or CIDRs, e.g. 10.1.0.0/16): unset, only public addresses are crawled.
+  CRAWLER_ALLOWED_NETWORKS: v.optional(v.string()),
+  // A page with fewer words of readable text is kept as skipped (below_word_count).
+  CRAWLER_WORD_COUNT_THRESHOLD: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
+    v.number()), String(CRAWLER_DEFAULTS.wordCountThreshold)),
+  CRAWLER_USER_AGENT: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), CRAWLER_DEFAULTS.userAgent),
   LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   // Scales every rate budget (benchmarks raise it; 1 is the documented budget).
   RATE_LIMIT_SCALE: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a positive number'),

@@ -50,6 +50,8 @@ export const ERROR_CODES = [
   // SKILL_PUBLISH_FORBIDDEN is the spec's; SKILL_NOT_FOUND ours (no skill of the slug the caller can see).
   'SKILL_NOT_FOUND', 'SKILL_PUBLISH_FORBIDDEN', 'UNAUTHORIZED', 'UNSUPPORTED_FILE_TYPE',
   'UPLOAD_POLICY_REJECTED', 'URI_TOO_LONG',
+  // Websites (the spec names no codes for them): an unknown or another organization's id.
+  'WEBSITE_NOT_FOUND',
 ] as const
 
 export const errorCode = component('ErrorCode', v.picklist(ERROR_CODES))

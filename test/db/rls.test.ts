@@ -93,6 +93,16 @@ for (const [org, project] of [[acmeId, seeded.projects.Alpha!.id], [globexId, se
   await db.owner`select app.index_queue_entry(k) from app.knowledge_entries k where k.id = ${entry!.id}`
   await db.owner`insert into app.index_chunks (file_id, ordinal, organization_id, knowledge_entry_id, content, language)
                  values (${`knowledge:${entry!.id}`}, 0, ${org!}, ${entry!.id}, 'fixture text', 'english')`
+  // A website with a page, its index row and a passage.
+  const [site] = await db.owner`
+    insert into app.websites (organization_id, domain, origin, scan_interval, created_by)
+    values (${org!}, 'fixture.example', 'https://fixture.example', 3600, ${creator!.created_by}) returning id`
+  const [page] = await db.owner`
+    insert into app.website_pages (website_id, organization_id, url, status, content, title)
+    values (${site!.id}, ${org!}, 'https://fixture.example/', 'indexed', 'fixture page', 'Fixture') returning *`
+  await db.owner`select app.index_queue_page(p) from app.website_pages p where p.id = ${page!.id}`
+  await db.owner`insert into app.index_chunks (file_id, ordinal, organization_id, website_page_id, content, language)
+                 values (${`page:${page!.id}`}, 0, ${org!}, ${page!.id}, 'fixture page', 'english')`
   // A contact and a product of the organization.
   await db.owner`insert into app.contacts (organization_id, external_id, email, name, created_by)
                  values (${org!}, 'crm-1', 'fixture@example.test', 'Fixture', ${creator!.created_by})`

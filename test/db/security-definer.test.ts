@@ -35,6 +35,8 @@ const allowlist: Record<string, string> = {
   'app.issuer_account(text,uuid,boolean)': 'the identity issuer decides what it says about a token\'s person by the client\'s organization, with no caller',
   'app.issuer_store(text,text,text,jsonb,integer)': 'oidc-provider\'s adapter: codes and tokens are presented by clients, not by a caller policies could admit',
   'app.index_queue_platform(text,uuid,uuid,uuid,text,bigint,jsonb,regconfig)': 'a document\'s or entry\'s write queues it for indexing in its own transaction; the index row is the pipeline\'s, which no member may write',
+  'app.website_schedule(uuid,interval)': 'adding or syncing a website schedules its scan job in graphile-worker\'s tables, which the request role may not write; only the caller\'s own organization\'s websites',
+  'app.website_unschedule(uuid)': 'deleting a website removes its pending scan job from graphile-worker\'s tables, only once the website is gone',
   'app.issuer_keys(jsonb)': 'the issuer\'s private signing keys are readable through this door only, never by a query of the request role',
 }
 

@@ -3,6 +3,7 @@
 import type { Test } from 'tap'
 import { loadConfig } from '../../server/core/config.ts'
 import { startService } from '../../server/service.ts'
+import { crawlerSettings } from '../../server/core/crawl/settings.ts'
 import { createLogger, type Level, type Logger } from '../../server/core/log.ts'
 import { seed, type SeedFile, type SeedResult } from '../../server/admin/operations.ts'
 import { freshDatabase, type TestDatabase } from './db.ts'
@@ -61,6 +62,7 @@ export async function startTestService(t: Test, env: Record<string, string> = {}
   const worker = options.worker
     ? await startWorker(db.url, {
       objectStore: options.objectStore ?? null, crontab: false, modelTimeoutMs: config.MODEL_TIMEOUT_MS,
+      crawler: crawlerSettings(config),
       logger: new WorkerLogger(() => (level, message) => record(level === 'error' ? 'error' : 'debug')(message)),
     })
     : null
