@@ -9,9 +9,7 @@
 //   POST   /api/v1/documents/compare           {file_id_a, file_id_b}
 //   DELETE /api/v1/documents/:file_id
 //   GET    /health, /metrics/rag, /openapi.json, /docs
-import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import polka from 'polka'
 import type { Config } from '../../core/config.ts'
 import { ownerPool, type Sql } from '../../core/db/connection.ts'
 import type { Logger } from '../../core/log.ts'
@@ -20,15 +18,14 @@ import type { ObjectStore } from '../../core/storage/object-store.ts'
 import { indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
 import { QUERY_EMBED_TIMEOUT_MS } from '../../core/indexing/query-embedder.ts'
 import { serviceEmbedder, type EmbeddingModel } from '../../core/indexing/embeddings.ts'
-import {
-  ServiceError, bearerMatches, fileNotFound, fromDatabase, internalError, invalidBody, jsonBody, unauthorized, writeError, writeJson,
-  type Issue,
-} from './http.ts'
+import { ServiceError, invalidBody, jsonBody, writeJson, type Issue } from '../../core/internal-service/http.ts'
+import { commonRoutes, createServiceServer, type Handler, type ServiceRequest, type ServiceRoute } from '../../core/internal-service/app.ts'
+import type { JobRunner } from '../../core/internal-service/runner.ts'
 import { readUpload } from './upload.ts'
 import { compareTexts } from './compare.ts'
 import { createMetrics, type IndexingMetrics } from './metrics.ts'
-import { startRunner, type IndexingRunner } from './runner.ts'
-import { DOCS_INIT, DOCS_PAGE, docAsset, indexingDocument } from './openapi.ts'
+import { startRunner } from './runner.ts'
+import { indexingDocument } from './openapi.ts'
 import { FILE_ID_PATTERN, compareBody, searchBody, statusesBody } from './schemas.ts'
 
 export const INDEXING_API_VERSION = '1.0.0'
@@ -51,19 +48,8 @@ export interface RunningIndexingService {
 
 /** Running jobs get this long on shutdown before they are released to another worker. */
 const RUNNER_GRACE_MS = 5_000
-/** A database that has not answered /health's probe by then counts as down. */
-const HEALTH_TIMEOUT_MS = 3_000
-
-type Request = IncomingMessage & { params?: Record<string, string>; routePattern?: string }
-type Handler = (req: Request, res: ServerResponse) => Promise<void>
-
-interface Route {
-  method: 'GET' | 'POST' | 'DELETE'
-  path: string
-  /** Reachable without INDEXING_TOKEN. */
-  open?: boolean
-  handle: Handler
-}
+const fileNotFound = (fileId: string) =>
+  new ServiceError(404, 'FILE_NOT_FOUND', 'No file with this file_id.', { file_id: fileId })
 
 export async function startIndexingService(config: Config, databaseUrl: string, options: IndexingServiceOptions): Promise<RunningIndexingService> {
   const { log, store } = options
@@ -75,7 +61,7 @@ export async function startIndexingService(config: Config, databaseUrl: string, 
     if (outcome.status !== 'superseded') metrics.indexed.inc({ outcome: outcome.status })
   }
 
-  let runner: IndexingRunner | null = null
+  let runner: JobRunner | null = null
   if (options.runner !== false) {
     try {
       runner = await startRunner(databaseUrl, { store, embedder, concurrency: config.INDEXING_CONCURRENCY, log, onOutcome: count })
@@ -86,7 +72,7 @@ export async function startIndexingService(config: Config, databaseUrl: string, 
   }
 
   const routes = indexingRoutes({ config, sql, query, store, embedder, metrics, log, count })
-  const server = createServer(routes, config, log)
+  const server = createServiceServer(routes, { name: 'indexing', token: config.INDEXING_TOKEN, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, log })
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -111,89 +97,6 @@ export async function startIndexingService(config: Config, databaseUrl: string, 
   }
 }
 
-function createServer(routes: Route[], config: Config, log: Logger): http.Server {
-  const known: { pattern: RegExp; path: string; allow: string }[] = []
-  const byPath = new Map<string, Route[]>()
-  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route])
-
-  const app = polka({
-    onNoMatch: (req: IncomingMessage, res: ServerResponse) => {
-      const path = (req.url ?? '/').split('?')[0]!
-      const match = known.find((k) => k.pattern.test(path))
-      if (match) {
-        (req as Request).routePattern = match.path
-        // Any verb on a known path but its own, keyless so the shape of the service is no secret.
-        writeError(res, new ServiceError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, {}, { allow: match.allow }))
-        return
-      }
-      if (!authorized(req)) return writeError(res, unauthorized())
-      writeError(res, new ServiceError(404, 'NOT_FOUND', 'No such route.'))
-    },
-  })
-
-  const authorized = (req: IncomingMessage) => !config.INDEXING_TOKEN || bearerMatches(req.headers.authorization, config.INDEXING_TOKEN)
-
-  for (const [path, declared] of byPath) {
-    const allowed = new Set<string>(declared.map((route) => route.method))
-    if (allowed.has('GET')) allowed.add('HEAD')
-    known.push({ pattern: new RegExp(`^${path.replace(/:[A-Za-z_]+/g, '[^/]+')}$`), path, allow: [...allowed].join(', ') })
-    for (const route of declared) {
-      const serve = (req: IncomingMessage, res: ServerResponse) => void serveRoute(route, req as Request, res)
-      app.add(route.method, path, serve)
-      if (route.method === 'GET') app.add('HEAD', path, serve)
-    }
-  }
-
-  async function serveRoute(route: Route, req: Request, res: ServerResponse): Promise<void> {
-    req.routePattern = route.path
-    try {
-      if (!route.open && !authorized(req)) throw unauthorized()
-      await route.handle(req, res)
-    } catch (error) {
-      const refusal = error instanceof ServiceError ? error : fromDatabase(error)
-      if (refusal) {
-        if (res.headersSent) return
-        if (!req.complete) lingeringClose(req)
-        writeError(res, refusal)
-        return
-      }
-      log.error('indexing request failed', { method: req.method, route: route.path, error })
-      if (!res.headersSent) writeError(res, internalError())
-      else res.destroy()
-    }
-  }
-
-  const server = http.createServer({ requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout: Math.min(config.REQUEST_TIMEOUT_MS, 60_000) }, (req, res) => {
-    const started = performance.now()
-    res.once('close', () => {
-      log.info('request', {
-        service: 'indexing', method: req.method, route: (req as Request).routePattern ?? null, status: res.statusCode,
-        durationMs: Math.round((performance.now() - started) * 10) / 10, ...(res.writableFinished ? {} : { aborted: true }),
-      })
-    })
-    app.handler(req as never, res as never)
-  })
-  return server
-}
-
-/** How long a refused request's connection keeps reading what the client still sends before it closes. */
-const LINGER_MS = 2_000
-
-/**
- * A refusal sent before the body was read (413) closes the connection. Closing a
- * socket with unread bytes resets it, and a reset can discard the refusal before the
- * client reads it; so the connection half-closes once the answer is out, discards
- * what still arrives for a moment, and only then closes.
- */
-function lingeringClose(req: IncomingMessage): void {
-  const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void }
-  socket.destroySoon = () => {
-    socket.end()
-    setTimeout(() => socket.destroy(), LINGER_MS).unref()
-  }
-  req.resume()
-}
-
 interface Deps {
   config: Config
   sql: Sql
@@ -206,7 +109,7 @@ interface Deps {
 }
 
 /** A path's file_id, decoded; one that no file can have is simply not found. */
-function pathFileId(req: Request): string {
+function pathFileId(req: ServiceRequest): string {
   const raw = req.params?.file_id ?? ''
   let fileId: string
   try {
@@ -236,10 +139,9 @@ interface FileRow {
   chunk_count: number
 }
 
-function indexingRoutes(deps: Deps): Route[] {
+function indexingRoutes(deps: Deps): ServiceRoute[] {
   const { config, sql, query, store, embedder, metrics, log, count } = deps
   const uploadMaxBytes = limit('indexing.uploadMaxBytes')
-  let document: Record<string, unknown> | undefined
 
   const upload: Handler = async (req, res) => {
     const parsed = await readUpload(req, uploadMaxBytes)
@@ -344,38 +246,6 @@ function indexingRoutes(deps: Deps): Route[] {
     res.end()
   }
 
-  const health: Handler = async (_req, res) => {
-    let timer: NodeJS.Timeout | undefined
-    const answers = await Promise.race([
-      sql`select 1`.execute().then(() => true, () => false),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS) }),
-    ])
-    clearTimeout(timer)
-    writeJson(res, answers ? 200 : 503, { status: answers ? 'ok' : 'unavailable' })
-  }
-
-  const scrape: Handler = async (req, res) => {
-    const token = config.METRICS_BEARER_TOKEN
-    if (!token || !bearerMatches(req.headers.authorization, token)) throw unauthorized()
-    const text = await metrics.registry.metrics()
-    res.statusCode = 200
-    res.setHeader('content-type', metrics.registry.contentType)
-    res.setHeader('cache-control', 'no-store')
-    res.end(text)
-  }
-
-  const openapi: Handler = async (_req, res) => {
-    document ??= indexingDocument(INDEXING_API_VERSION)
-    writeJson(res, 200, document)
-  }
-
-  const raw = (res: ServerResponse, type: string, content: string | Buffer) => {
-    res.statusCode = 200
-    res.setHeader('content-type', type)
-    res.setHeader('content-length', Buffer.byteLength(content))
-    res.end(content)
-  }
-
   return [
     { method: 'POST', path: '/api/v1/documents/upload', handle: upload },
     { method: 'POST', path: '/api/v1/documents/statuses', handle: statuses },
@@ -383,19 +253,9 @@ function indexingRoutes(deps: Deps): Route[] {
     { method: 'POST', path: '/api/v1/search', handle: search },
     { method: 'GET', path: '/api/v1/documents/:file_id/content', handle: content },
     { method: 'DELETE', path: '/api/v1/documents/:file_id', handle: remove },
-    { method: 'GET', path: '/health', open: true, handle: health },
-    // Its own bearer token (METRICS_BEARER_TOKEN), checked by the handler.
-    { method: 'GET', path: '/metrics/rag', open: true, handle: scrape },
-    { method: 'GET', path: '/openapi.json', open: true, handle: openapi },
-    { method: 'GET', path: '/docs', open: true, handle: async (_req, res) => raw(res, 'text/html; charset=utf-8', DOCS_PAGE) },
-    { method: 'GET', path: '/docs/init.js', open: true, handle: async (_req, res) => raw(res, 'text/javascript; charset=utf-8', DOCS_INIT) },
-    {
-      method: 'GET', path: '/docs/assets/:name', open: true,
-      handle: async (req, res) => {
-        const asset = await docAsset(req.params?.name ?? '')
-        if (!asset) throw new ServiceError(404, 'NOT_FOUND', 'No such route.')
-        raw(res, asset.type, asset.content)
-      },
-    },
+    ...commonRoutes({
+      sql, metricsName: 'rag', registry: metrics.registry, metricsToken: config.METRICS_BEARER_TOKEN,
+      title: 'Indexing service reference', document: () => indexingDocument(INDEXING_API_VERSION),
+    }),
   ]
 }

@@ -3,7 +3,7 @@
 // fields gathered with its path rather than the first one alone.
 import type { IncomingMessage } from 'node:http'
 import { Busboy } from '@fastify/busboy'
-import { invalidBody, tooLarge, badText, type Issue } from './http.ts'
+import { invalidBody, tooLarge, badText, type Issue } from '../../core/internal-service/http.ts'
 import { FILE_ID_PATTERN, MAX_FILE_NAME_UNITS } from './schemas.ts'
 
 /** What the form fields besides the file may weigh together (file_id, sync, metadata and the framing). */

@@ -1,4 +1,4 @@
-// The indexing service's HTTP basics: the error envelope {error, code, data}, refusals
+// The internal services' HTTP basics (indexing, crawler): the error envelope {error, code, data}, refusals
 // raised in SQL (app.fail, SQLSTATE TL000) turned into it, bearer tokens compared in
 // constant time, and JSON bodies read with a byte cap and checked with valibot.
 import { createHash, timingSafeEqual } from 'node:crypto'
@@ -26,8 +26,6 @@ export class ServiceError extends Error {
 export const invalidBody = (message: string, issues: Issue[]) => new ServiceError(400, 'INVALID_BODY', message, { issues })
 export const unauthorized = () =>
   new ServiceError(401, 'UNAUTHORIZED', 'Send Authorization: Bearer <token>.', {}, { 'www-authenticate': 'Bearer' })
-export const fileNotFound = (fileId: string) =>
-  new ServiceError(404, 'FILE_NOT_FOUND', 'No file with this file_id.', { file_id: fileId })
 export const tooLarge = (limitBytes: number) =>
   new ServiceError(413, 'BODY_TOO_LARGE', `The request body exceeds ${limitBytes} bytes.`, { limitBytes }, { connection: 'close' })
 export const internalError = () => new ServiceError(500, 'INTERNAL_ERROR', 'Internal error; retry with backoff.')
@@ -77,7 +75,7 @@ export function bearerMatches(header: string | undefined, token: string): boolea
   return timingSafeEqual(digest(sent), digest(token)) && match !== null
 }
 
-/** JSON bodies of the service's operations: the largest a file_ids list of 1000 needs and then some. */
+/** JSON bodies of the services' operations: the largest a list of 1000 ids needs and then some. */
 export const JSON_BODY_LIMIT = 1024 * 1024
 
 /** Reads a body with a cap, refusing it as soon as it exceeds the cap (before reading when Content-Length already does). */
