@@ -1,11 +1,12 @@
 // The composition root: the one module that decides what a process runs, and the
 // only one that may import jobs/ and the internal services.
 //
-//   node --import tsx server/main.ts [all|api|worker|indexing]
-//     all       (npm start)          the API, the job worker and the indexing service in one process
+//   node --import tsx server/main.ts [all|api|worker|indexing|crawler]
+//     all       (npm start)          the API, the job worker and the internal services in one process
 //     api       (npm run api)        the API only
 //     worker    (npm run worker)     the job worker only
 //     indexing  (npm run indexing)   the indexing service (with its own index_file runner) only
+//     crawler   (npm run crawler)    the crawler service (with its own crawl_website runner) only
 //
 // Every mode applies pending migrations first (they run under a lock, so processes
 // starting together take turns). With no DATABASE_URL an embedded PostgreSQL runs
@@ -16,6 +17,7 @@ import { ConfigError, loadConfig, type Config } from './core/config.ts'
 import { resolveDatabase } from './core/db/database.ts'
 import { ownerPool, type Sql } from './core/db/connection.ts'
 import { crawlerSettings } from './core/crawl/settings.ts'
+import { startCrawlerService } from './services/crawler/service.ts'
 import { migrate } from './core/db/migrate.ts'
 import { createLogger, type Logger } from './core/log.ts'
 import { resolveObjectStore } from './core/storage/resolve.ts'
@@ -25,7 +27,7 @@ import { startWorker } from '../jobs/worker.ts'
 import { startIndexingService } from './services/indexing/service.ts'
 import { serviceEmbedder } from './core/indexing/embeddings.ts'
 
-const MODES = { all: ['api', 'worker', 'indexing'], api: ['api'], worker: ['worker'], indexing: ['indexing'] } as const
+const MODES = { all: ['api', 'worker', 'indexing', 'crawler'], api: ['api'], worker: ['worker'], indexing: ['indexing'], crawler: ['crawler'] } as const
 type Mode = keyof typeof MODES
 type Part = (typeof MODES)[Mode][number]
 
@@ -90,6 +92,7 @@ async function start(): Promise<void> {
   // common start-up failure, and it should not cost a migration to find out.
   if (parts.has('api')) await ensurePortFree(config.PORT)
   if (parts.has('indexing')) await ensurePortFree(config.INDEXING_PORT, 'INDEXING_PORT')
+  if (parts.has('crawler')) await ensurePortFree(config.CRAWLER_PORT, 'CRAWLER_PORT')
 
   const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }))
   keep({ name: 'database', stop: database.stop })
@@ -129,6 +132,13 @@ async function start(): Promise<void> {
     const indexing = await startIndexingService(config, database.url, { log, store: objectStore.store, runner: !parts.has('worker') })
     keep({ name: 'indexing service', stop: indexing.close })
     log.info('indexing service listening', { url: `http://localhost:${indexing.port}`, port: indexing.port })
+  }
+
+  if (parts.has('crawler')) {
+    // Beside the worker (mode all) the worker's own crawl_website task takes the scans.
+    const crawler = await startCrawlerService(config, database.url, { log, runner: !parts.has('worker') })
+    keep({ name: 'crawler service', stop: crawler.close })
+    log.info('crawler service listening', { url: `http://localhost:${crawler.port}`, port: crawler.port })
   }
 
   if (parts.has('api')) {

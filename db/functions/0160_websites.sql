@@ -376,3 +376,37 @@ begin
     perform app.website_schedule(w.id, make_interval(secs => w.scan_interval));
   end if;
 end $$;
+
+-- ---------------------------------------------------------------------------
+-- The crawler service's own websites (no organization; server/services/crawler, on
+-- the owner connection; granted to no one)
+
+create or replace function app.crawler_website_json(w app.websites) returns jsonb language sql stable as $$
+  select jsonb_build_object(
+    'domain', w.domain, 'url', w.origin, 'scan_interval', w.scan_interval, 'status', w.status,
+    'last_error', w.last_error, 'last_scan_started_at', app.ms(w.last_scan_started_at),
+    'last_scan_finished_at', app.ms(w.last_scan_finished_at), 'next_scan_at', app.ms(w.next_scan_at),
+    'last_scan', w.last_scan,
+    'pages', (select count(*) from app.website_pages p where p.website_id = w.id),
+    'indexed_pages', (select count(*) from app.website_pages p where p.website_id = w.id and p.status = 'indexed'),
+    'created_at', app.ms(w.created_at), 'updated_at', app.ms(w.updated_at))
+$$;
+
+-- The service's website a domain names, given as POST /api/v1/websites takes it; null
+-- when none (or when it is no domain).
+create or replace function app.crawler_website(address text) returns app.websites language sql stable as $$
+  select w.* from app.websites w
+   where w.organization_id is null and w.domain = app.website_address(address)->>'domain'
+$$;
+
+create or replace function app.crawler_website_delete(address text) returns boolean language plpgsql as $$
+declare
+  w app.websites := app.crawler_website(address);
+begin
+  if w.id is null then
+    return false;
+  end if;
+  delete from app.websites where id = w.id;
+  perform app.website_unschedule(w.id);
+  return true;
+end $$;

@@ -20,8 +20,8 @@ export interface Spawned {
 }
 
 export function spawnProcess(command: string, args: string[], options: { env: Record<string, string>; cwd?: string }): Spawned {
-  // The indexing service of mode all on a port of its own, so processes started side by side never collide.
-  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', INDEXING_PORT: '0', ...options.env }
+  // The internal services of mode all on ports of their own, so processes started side by side never collide.
+  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', INDEXING_PORT: '0', CRAWLER_PORT: '0', ...options.env }
   for (const [name, value] of Object.entries(env)) if (value === '') delete env[name]
   const child = spawn(command, args, { cwd: options.cwd ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []

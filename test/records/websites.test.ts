@@ -113,6 +113,16 @@ t.test('a sync scans again with conditional requests; unchanged pages are not fe
   t.ok(requests.some((r) => r.path === '/guide' && r.ifNoneMatch === '"guide-1"'), 'the stored ETag was sent')
 })
 
+t.test('a website at an address the allowlist does not admit is refused by the address guard', async (t) => {
+  const before = requests.length
+  const guarded = (await eddie.post('/api/v1/websites', { domain: `http://127.0.0.2:${port}`, scanInterval: 600 })).body.website
+  await scanned(guarded.id)
+  const pages = await eddie.get(`/api/v1/websites/${guarded.id}/pages`)
+  t.match(pages.body.pages, [{ url: `http://127.0.0.2:${port}/`, status: 'skipped', skipReason: 'internal_address' }])
+  t.equal(requests.length, before, 'nothing was requested')
+  t.equal((await eddie.del(`/api/v1/websites/${guarded.id}`)).status, 204)
+})
+
 t.test('roles and organizations', async (t) => {
   refused(t, await max.post('/api/v1/websites', { domain: 'example.com', scanInterval: 600 }), 403, 'ROLE_FORBIDDEN', 'a member cannot add one')
   refused(t, await max.post(`/api/v1/websites/${website.id}/sync`), 403, 'ROLE_FORBIDDEN', 'nor sync one')

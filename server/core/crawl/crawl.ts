@@ -142,7 +142,21 @@ export async function crawlSite(options: CrawlOptions, store: CrawlStore): Promi
       return { answer, fetchMs }
     })
 
-  const robots = await loadRobots(origin, async (url) => (await fetchFromSite(url, { accept: 'text/plain, */*;q=0.5' })).answer, options.userAgent)
+  let unreachable: { reason: RefusalReason; detail: string } | null = null
+  const robots = await loadRobots(origin, async (url) => {
+    const { answer } = await fetchFromSite(url, { accept: 'text/plain, */*;q=0.5' })
+    if (answer.kind === 'refused' && answer.reason === 'internal_address') unreachable = answer
+    return answer
+  }, options.userAgent)
+  // A site the address guard refuses is reported as such (its root, once), not as a
+  // site whose unreadable robots.txt forbids everything.
+  if (unreachable) {
+    const refusal = unreachable as { reason: RefusalReason; detail: string }
+    summary.visited++
+    summary.skipped++
+    await inStore(() => store.page({ url: new URL('/', origin).href, outcome: 'skipped', reason: skipReason(refusal.reason), detail: refusal.detail }))
+    return summary
+  }
   gate.gapMs = effectiveDelayMs(options.delayMs, robots.crawlDelaySeconds)
 
   // Every URL the crawl will visit, in order. Each one queued is visited, so the queue
@@ -250,14 +264,14 @@ function skipReason(reason: RefusalReason): SkipReason {
   return reason === 'bad_scheme' ? 'off_site' : reason
 }
 
-function isHtml(page: FetchedPage): boolean {
+export function isHtml(page: FetchedPage): boolean {
   if (HTML_TYPES.has(page.contentType)) return true
   // A server that declares no type: the page is HTML if it starts like HTML.
   return page.contentType === '' && /^\s*(<!doctype html|<html[\s>])/i.test(page.body.subarray(0, 512).toString('latin1'))
 }
 
 /** The charset a page names in its own <meta>, for a server that did not send one. */
-function declaredCharset(body: Buffer): string | null {
+export function declaredCharset(body: Buffer): string | null {
   const head = body.subarray(0, 2048).toString('latin1')
   return /<meta[^>]+charset\s*=\s*["']?\s*([\w-]+)/i.exec(head)?.[1]?.toLowerCase() ?? null
 }
