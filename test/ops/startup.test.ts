@@ -44,7 +44,7 @@ t.test('malformed configuration and an unknown mode: exit 1 with the reason', as
   t.match(config.lines.join('\n'), /DATABASE_URL: must be a postgres:\/\/ URL[\s\S]*PORT: must be a port number/)
   const mode = spawnMain(['everything'], {})
   t.equal((await mode.closed).code, 1)
-  t.same(mode.lines, ['unknown mode "everything": expected one of all, api, worker, indexing'])
+  t.same(mode.lines, ['unknown mode "everything": expected one of all, api, worker, indexing, crawler'])
 })
 
 t.test('every line a started process writes to stderr is JSON, the worker\'s and the object store client\'s included', async (t) => {
