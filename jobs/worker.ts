@@ -95,10 +95,18 @@ export interface Worker {
 
 const levels: Record<LogLevel, keyof ServiceLogger> = { error: 'error', warning: 'warn', info: 'info', debug: 'debug' }
 
-/** graphile-worker's lines as lines of the service's logger, with their scope (worker, task, job). */
+/**
+ * graphile-worker's lines as lines of the service's logger, with their scope (worker,
+ * task, job), an error, and the numbers, strings and booleans a line carries (a task's
+ * own figures, such as a website scan's summary); objects (a whole job, its payload,
+ * the runner's options) are left out.
+ */
 export function workerLogger(log: ServiceLogger): Logger {
   return new Logger((scope) => (level, message, meta) => {
     const fields: Record<string, unknown> = { component: 'worker', ...scope }
+    for (const [key, value] of Object.entries(meta ?? {})) {
+      if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') fields[key] ??= value
+    }
     if (meta && typeof meta.error !== 'undefined') fields.error = meta.error
     log[levels[level] ?? 'info'](message, fields)
   })
