@@ -3,6 +3,8 @@
 import { loadConfig } from '../server/core/config.ts'
 import { startService } from '../server/service.ts'
 import { createLogger } from '../server/core/log.ts'
+import postgres from 'postgres'
+import { generateApiKey, hashApiKey } from '../server/auth/credentials.ts'
 
 export interface Figures { rps: number; p50: number; p99: number; errors: number }
 
@@ -44,4 +46,19 @@ export async function statementsPerRequest(url: string, scale: number, requests:
     await service.close()
   }
   return statements / requests
+}
+
+/**
+ * A new member of the bench organization with `role`, and an API key of theirs, made
+ * by the operator functions the admin CLI's seed calls.
+ */
+export async function memberKey(url: string, email: string, role: 'member' | 'editor' | 'developer' | 'admin'): Promise<string> {
+  const key = generateApiKey()
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  await sql`
+    with u as (select app.operator_user_create(${email}, ${email}, null, true) as id),
+         m as (select u.id, app.operator_member_add(app.operator_org_id('bench'), u.id, ${role}, false) from u)
+    select app.operator_key_create(m.id, 'bench', ${hashApiKey(key)}, null) from m`
+  await sql.end()
+  return key
 }

@@ -9,6 +9,7 @@
 //   BENCH_ONLY=tasks npm run bench     (task creates by natural key alone)
 //   BENCH_ONLY=chat npm run bench      (chat sends and their first streamed part alone)
 //   BENCH_ONLY=knowledge npm run bench (the indexing service: documents indexed, search)
+//   BENCH_ONLY=contacts npm run bench  (the contact bulk import of 10,000 rows)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -27,6 +28,7 @@ import { benchWebhooks, type WebhookFigures } from './webhooks.ts'
 import { benchTasks, type TaskFigures } from './tasks.ts'
 import { benchChat, type ChatFigures } from './chat.ts'
 import { benchKnowledge, type KnowledgeFigures } from './knowledge.ts'
+import { benchContacts, type ContactFigures } from './contacts.ts'
 import { loadConcurrently, statementsPerRequest, type Figures } from './measure.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -156,6 +158,8 @@ try {
   if (!only || only === 'chat') chat = await benchChat(url, PORT, SCALE, CONNECTIONS, DURATION)
   let knowledge: KnowledgeFigures | null = null
   if (!only || only === 'knowledge') knowledge = await benchKnowledge(url, PORT + 1, DURATION)
+  let contacts: ContactFigures | null = null
+  if (!only || only === 'contacts') contacts = await benchContacts(url, PORT, SCALE)
   let webhooks: WebhookFigures | null = null
   if (!only || only === 'webhooks') {
     // Acceptance is the API's alone, as deployments scale it (compose runs the API and
@@ -234,6 +238,26 @@ try {
       '| request | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor | errors |',
       '|---|---|---|---|---|---|---|---|---|',
       `| POST /api/v1/search | ${search.http.rps.toFixed(0)} | ${search.http.p50} | ${search.http.p99} | ${search.floor.rps.toFixed(0)} | ${search.floor.p50} | ${search.floor.p99} | ${(search.http.rps / search.floor.rps * 100).toFixed(0)}% | ${search.http.errors + search.floor.errors} |`,
+      '',
+    )
+  }
+  if (contacts) {
+    const rate = (kind: string, side: string) => {
+      const of = contacts!.imports.filter((i) => i.kind === kind && i.side === side).map((i) => i.rowsPerSecond).sort((a, b) => a - b)
+      return of[Math.floor(of.length / 2)]!
+    }
+    lines.push(
+      `Contact bulk imports of ${contacts.rows.toLocaleString('en')} rows as an Editor's key, each timed alone: POST /api/v1/contacts/bulk over HTTP, and the floor, app.handle with contacts_bulk and the same rows through the request pool. create: every row new; repeat: the same rows again (updated, unchanged, nothing written); change: the same rows with a new company and attributes (every row written, with its event):`,
+      '',
+      '| round | side | import | body KiB | ms | contacts/s | created | updated | failed |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...contacts.imports.map((i) =>
+        `| ${i.round} | ${i.side} | ${i.kind} | ${Math.round(i.bytes / 1024)} | ${i.ms} | ${i.rowsPerSecond} | ${i.created} | ${i.updated} | ${i.failed} |`),
+      '',
+      '| import | HTTP contacts/s (median) | floor contacts/s (median) | HTTP / floor |',
+      '|---|---|---|---|',
+      ...(['create', 'repeat', 'change'] as const).map((kind) =>
+        `| ${kind} | ${rate(kind, 'HTTP')} | ${rate(kind, 'floor')} | ${(rate(kind, 'HTTP') / rate(kind, 'floor') * 100).toFixed(0)}% |`),
       '',
     )
   }
