@@ -10,6 +10,7 @@
 //   BENCH_ONLY=chat npm run bench      (chat sends and their first streamed part alone)
 //   BENCH_ONLY=knowledge npm run bench (the indexing service: documents indexed, search)
 //   BENCH_ONLY=contacts npm run bench  (the contact bulk import of 10,000 rows)
+//   BENCH_ONLY=crawler npm run bench   (a website of 2,000 pages crawled by the worker)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -29,6 +30,7 @@ import { benchTasks, type TaskFigures } from './tasks.ts'
 import { benchChat, type ChatFigures } from './chat.ts'
 import { benchKnowledge, type KnowledgeFigures } from './knowledge.ts'
 import { benchContacts, type ContactFigures } from './contacts.ts'
+import { benchCrawler, CRAWLER_ENV, type CrawlerFigures } from './crawler.ts'
 import { loadConcurrently, statementsPerRequest, type Figures } from './measure.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -72,12 +74,15 @@ async function prepareDatabase(baseUrl: string): Promise<{ url: string; key: str
   return { url, key: seeded.users['owner@bench.test']!.keys.bench! }
 }
 
-/** The service as `npm start` runs it, or one of its parts (`api`, `worker`). */
-function spawnService(url: string, mode: 'all' | 'api' | 'worker'): ChildProcess {
+/**
+ * The service as `npm start` runs it, or one of its parts (`api`, `worker`). `env` adds
+ * to its environment; with `log`, its stderr is piped for the caller to read.
+ */
+function spawnService(url: string, mode: 'all' | 'api' | 'worker', env: Record<string, string> = {}, log = false): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', mode], {
     env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), RATE_LIMIT_SCALE: String(SCALE),
-           LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+           LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env },
+    stdio: ['ignore', 'pipe', log ? 'pipe' : 'inherit'],
   })
 }
 
@@ -87,8 +92,8 @@ async function stopService(child: ChildProcess): Promise<void> {
   await once(child, 'exit')
 }
 
-async function startServer(url: string, mode: 'all' | 'api' = 'all'): Promise<ChildProcess> {
-  const child = spawnService(url, mode)
+async function startServer(url: string, mode: 'all' | 'api' = 'all', env: Record<string, string> = {}, log = false): Promise<ChildProcess> {
+  const child = spawnService(url, mode, env, log)
   for (let i = 0; i < 100; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${PORT}/api/health`)).ok) return child
@@ -160,6 +165,13 @@ try {
   if (!only || only === 'knowledge') knowledge = await benchKnowledge(url, PORT + 1, DURATION)
   let contacts: ContactFigures | null = null
   if (!only || only === 'contacts') contacts = await benchContacts(url, PORT, SCALE)
+  let crawler: CrawlerFigures | null = null
+  if (!only || only === 'crawler') {
+    // The crawl's service has politeness off and the loopback site admitted, and logs
+    // at info for the scan's summary line; it replaces the one started above.
+    await stopService(server)
+    crawler = await benchCrawler(url, PORT, () => startServer(url, 'all', { ...CRAWLER_ENV, LOG_LEVEL: 'info' }, true), stopService)
+  }
   let webhooks: WebhookFigures | null = null
   if (!only || only === 'webhooks') {
     // Acceptance is the API's alone, as deployments scale it (compose runs the API and
@@ -258,6 +270,25 @@ try {
       '|---|---|---|---|',
       ...(['create', 'repeat', 'change'] as const).map((kind) =>
         `| ${kind} | ${rate(kind, 'HTTP')} | ${rate(kind, 'floor')} | ${(rate(kind, 'HTTP') / rate(kind, 'floor') * 100).toFixed(0)}% |`),
+      '',
+    )
+  }
+  if (crawler) {
+    const split = (s: CrawlerFigures['api']['split']) => {
+      if (!s) return '| not logged | | | |'
+      const total = s.fetchMs + s.extractMs + s.storeMs
+      const share = (ms: number) => `${(ms / 1000).toFixed(1)} (${Math.round(ms / total * 100)}%)`
+      return `| ${share(s.fetchMs)} | ${share(s.extractMs)} | ${share(s.storeMs)} |`
+    }
+    const row = (how: string, r: CrawlerFigures['api']) =>
+      `| ${how} | ${r.visited} | ${r.fetched} | ${r.skipped} | ${r.seconds.toFixed(1)} | ${r.pagesPerSecond.toFixed(0)} ${split(r.split)} ${r.indexed} | ${r.indexedSeconds.toFixed(1)} |`
+    lines.push(
+      `A loopback site of ${crawler.pages.toLocaleString('en')} pages (about ${crawler.wordsPerPage} words each, five links to other pages, a sitemap of all, robots.txt allowing all) scanned with CRAWLER_DELAY_MS=0 and host concurrency ${crawler.concurrency}. Through the API: from POST /api/v1/websites to the scan's end (GET status idle with lastScanFinishedAt), the worker's crawl_website job, its split from the job's log line; alone: crawlSite in the bench process with a store sending app.website_page_store through an owner pool. Fetch, extraction and store are seconds summed over pages (overlapping, with their share of the three); the worker indexes the stored pages meanwhile in both:`,
+      '',
+      '| crawl | pages visited | fetched | skipped | seconds | pages/s | fetch s | extraction s | store s | pages indexed | seconds to all indexed |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
+      row('through the API and the worker', crawler.api),
+      row('crawlSite alone', crawler.direct),
       '',
     )
   }
