@@ -12,6 +12,7 @@
 //   BENCH_ONLY=contacts npm run bench  (the contact bulk import of 10,000 rows)
 //   BENCH_ONLY=crawler npm run bench   (a website of 2,000 pages crawled by the worker)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
+//   BENCH_DATABASE=tale_bench_2 npm run bench (the database it drops and makes; default tale_bench)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import postgres from 'postgres'
@@ -41,6 +42,10 @@ const PORT = Number(process.env.BENCH_PORT ?? 3900)
 const SCALE = 1_000_000
 // The worker's concurrency in the service under test.
 const WORKER_CONCURRENCY = Number(process.env.WORKER_CONCURRENCY ?? 8)
+// Dropped and made again by every run: two checkouts benchmarking against one server
+// need a name each.
+const DATABASE = process.env.BENCH_DATABASE ?? 'tale_bench'
+if (!/^[a-z_][a-z0-9_]*$/.test(DATABASE)) throw new Error('BENCH_DATABASE must be a plain lower-case name')
 
 
 function withDatabase(url: string, database: string): string {
@@ -51,10 +56,10 @@ function withDatabase(url: string, database: string): string {
 
 async function prepareDatabase(baseUrl: string): Promise<{ url: string; key: string }> {
   const maintenance = postgres(withDatabase(baseUrl, 'postgres'), { max: 1, onnotice: () => {} })
-  await maintenance.unsafe('drop database if exists tale_bench with (force)')
-  await maintenance.unsafe('create database tale_bench')
+  await maintenance.unsafe(`drop database if exists ${DATABASE} with (force)`)
+  await maintenance.unsafe(`create database ${DATABASE}`)
   await maintenance.end()
-  const url = withDatabase(baseUrl, 'tale_bench')
+  const url = withDatabase(baseUrl, DATABASE)
   const owner = ownerPool(url, 1)
   await migrate(owner, url)
   const seeded = await seed(owner, {
