@@ -138,20 +138,27 @@ begin
     'object', jsonb_build_object('key', d.object_key, 'etag', d.object_etag));
 end $$;
 
-create or replace function api.file_retry_indexing(args jsonb) returns jsonb language plpgsql as $$
-declare
-  p app.projects := app.project_for_write(args->>'id');
-  d app.documents := app.file_in_project(p.id, args->>'documentId');
+-- A document's indexing asked for again (a project file's or a hub document's
+-- retry), charged to the caller's retry budget. It lifts the opt-out made at binding.
+-- The document first, then its index row: the order the pipeline locks them in
+-- (app.index_lock_document), so the two never deadlock. One indexing job per
+-- document: repeated retries replace the queued one.
+create or replace function app.document_retry_indexing(d app.documents) returns jsonb language plpgsql as $$
 begin
   perform app.spend_user_budget('retryIndexing', 'Too many indexing retries; retry after the indicated seconds.');
-  -- Asking for indexing lifts the opt-out made at binding.
   update app.documents
      set skip_rag_indexing = false, indexing_status = 'indexing', indexing_error = null, updated_at = app.now()
    where organization_id = d.organization_id and id = d.id
   returning * into d;
-  -- One indexing job per document: repeated retries replace the queued one.
   perform app.index_queue_document(d);
   return jsonb_build_object('status', 'indexing');
+end $$;
+
+create or replace function api.file_retry_indexing(args jsonb) returns jsonb language plpgsql as $$
+declare
+  p app.projects := app.project_for_write(args->>'id');
+begin
+  return app.document_retry_indexing(app.file_in_project(p.id, args->>'documentId'));
 end $$;
 
 create or replace function api.file_delete(args jsonb) returns jsonb language plpgsql as $$
@@ -166,4 +173,4 @@ begin
 end $$;
 
 grant execute on function app.file_json, api.file_bind, app.file_in_project, api.files_list, api.file_get,
-  api.file_content, api.file_retry_indexing, api.file_delete to api;
+  api.file_content, app.document_retry_indexing, api.file_retry_indexing, api.file_delete to api;

@@ -179,16 +179,7 @@ declare
   d app.documents := app.hub_document(args->>'id');
 begin
   perform app.knowledge_writer();
-  perform app.spend_user_budget('retryIndexing', 'Too many indexing retries; retry after the indicated seconds.');
-  -- The document first, then its index row: the order the pipeline locks them in
-  -- (app.index_lock_document), so the two never deadlock. One indexing job per
-  -- document: repeated retries replace the queued one.
-  update app.documents
-     set skip_rag_indexing = false, indexing_status = 'indexing', indexing_error = null, updated_at = app.now()
-   where organization_id = d.organization_id and id = d.id
-  returning * into d;
-  perform app.index_queue_document(d);
-  return jsonb_build_object('status', 'indexing');
+  return app.document_retry_indexing(d);
 end $$;
 
 create or replace function api.document_delete(args jsonb) returns jsonb language plpgsql as $$
