@@ -4,12 +4,11 @@
 import * as v from 'valibot'
 import type { Route } from './route.ts'
 import { integerParam, jsonObject, uuidParam } from '../transport/validation.ts'
-import { writeReply } from '../transport/respond.ts'
 import type { ObjectStore } from '../core/storage/object-store.ts'
 import { observeBlob, observeStore } from '../core/storage/observe.ts'
 import { component } from '../openapi/components.ts'
 import { limit } from '../core/limits.ts'
-import { UPLOAD_LIFETIME_SECONDS } from './files.ts'
+import { presignedHandoff } from './files.ts'
 
 /** The largest inline content, in UTF-8 bytes; more answers 413 BODY_TOO_LARGE (from SQL, with data.limitBytes). */
 export const INLINE_MAX_BYTES = limit('document.inlineMaxBytes')
@@ -85,17 +84,7 @@ export function documentRoutes(store: ObjectStore | null): Route[] {
       body: v.strictObject({ fileName, contentType: v.optional(mediaType), size: v.optional(byteCount) }),
       response: handoff,
       observe: () => observeStore(store),
-      respond: async (prepared, req, res) => {
-        // Signing is local: the store was reached just before, in observe.
-        const url = await store!.presignPut(prepared.s3Ref, {
-          contentType: prepared.contentType ?? undefined, contentLength: prepared.size ?? undefined,
-          expiresInSeconds: UPLOAD_LIFETIME_SECONDS,
-        })
-        writeReply(req, res, 200, { json: {
-          uploadId: prepared.uploadId, url, method: 'PUT', s3Ref: prepared.s3Ref,
-          expiresAt: prepared.expiresAt, maxBytes: prepared.maxBytes,
-        } })
-      },
+      respond: presignedHandoff(store),
     },
     {
       kind: 'operation', method: 'POST', path: '/api/v1/documents', tag: 'Documents', operation: 'document_create',

@@ -32,6 +32,22 @@ const handoff = v.strictObject({
   uploadId: v.string(), url: v.string(), method: v.literal('PUT'), s3Ref: v.string(), expiresAt: v.number(), maxBytes: v.number(),
 })
 
+/**
+ * Answers a prepared upload (project files, hub documents) with its presigned PUT.
+ * Signing is local: the store was reached just before, in the route's observe.
+ */
+export const presignedHandoff = (store: ObjectStore | null) =>
+  async (prepared: Record<string, any>, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = await store!.presignPut(prepared.s3Ref, {
+      contentType: prepared.contentType ?? undefined, contentLength: prepared.size ?? undefined,
+      expiresInSeconds: UPLOAD_LIFETIME_SECONDS,
+    })
+    writeReply(req, res, 200, { json: {
+      uploadId: prepared.uploadId, url, method: 'PUT', s3Ref: prepared.s3Ref,
+      expiresAt: prepared.expiresAt, maxBytes: prepared.maxBytes,
+    } })
+  }
+
 export function fileRoutes(store: ObjectStore | null): Route[] {
   return [
     {
@@ -42,17 +58,7 @@ export function fileRoutes(store: ObjectStore | null): Route[] {
       body: v.strictObject({ fileName: v.optional(fileName), contentType: v.optional(contentType), size: v.optional(byteCount) }),
       response: handoff,
       observe: () => observeStore(store),
-      respond: async (prepared, req, res) => {
-        // Signing is local: the store was reached just before, in observe.
-        const url = await store!.presignPut(prepared.s3Ref, {
-          contentType: prepared.contentType ?? undefined, contentLength: prepared.size ?? undefined,
-          expiresInSeconds: UPLOAD_LIFETIME_SECONDS,
-        })
-        writeReply(req, res, 200, { json: {
-          uploadId: prepared.uploadId, url, method: 'PUT', s3Ref: prepared.s3Ref,
-          expiresAt: prepared.expiresAt, maxBytes: prepared.maxBytes,
-        } })
-      },
+      respond: presignedHandoff(store),
     },
     {
       kind: 'operation', method: 'POST', path: '/api/v1/projects/:id/files', tag: 'Files', operation: 'file_bind',
