@@ -152,7 +152,7 @@ async function crawlAlone(url: string, sitePort: number, sql: postgres.Sql): Pro
       page: async (visit) => { await pool.query('select app.website_page_store($1, $2::text::jsonb)', [website!.id, JSON.stringify(visit)]) },
     })
     const { visited, fetched, unchanged, skipped } = summary
-    await pool.query('select app.website_scan_finish($1, $2::text::jsonb, null)', [website!.id, JSON.stringify({ visited, fetched, unchanged, skipped })])
+    await pool.query('select app.website_scan_finish($1, $2::text::jsonb, null, true)', [website!.id, JSON.stringify({ visited, fetched, unchanged, skipped, complete: true })])
     const seconds = (performance.now() - began) / 1000
     // The scan's end scheduled the next one; the bench wants none.
     await pool.query(`select graphile_worker.remove_job('website-scan:' || $1)`, [website!.id])

@@ -88,7 +88,9 @@ async function seedChunks(sql: postgres.Sql): Promise<string[]> {
     await sql.begin(async (tx) => {
       await tx`select app.index_accept(${id}, ${id + '.txt'}, ${Buffer.from('')}, '{}', 'english', false)`
       await tx`select 1 from app.index_claim(${id}, (select revision from app.index_files where file_id = ${id}))`
-      await tx`select app.index_complete(${id}, (select revision from app.index_files where file_id = ${id}), '',
+      // The extracted text feeds the owner's vocabulary, which misspelt queries are matched against.
+      await tx`select app.index_complete(${id}, (select revision from app.index_files where file_id = ${id}),
+                                         ${chunks.map((chunk) => chunk.content).join('\n')},
                                          ${JSON.stringify(chunks)}::text::jsonb, null)`
     })
   }

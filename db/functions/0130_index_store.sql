@@ -268,7 +268,7 @@ create or replace function app.index_statuses(files text[], uploads_only boolean
   select coalesce(jsonb_agg(coalesce(
            (select jsonb_build_object('file_id', f.file_id, 'status', f.status, 'reason', f.reason)
               from app.index_files f
-             where f.file_id = wanted.id and (not uploads_only or f.organization_id is null)),
+             where f.file_id = wanted.id and (not uploads_only or (f.organization_id is null and f.website_page_id is null))),
            jsonb_build_object('file_id', wanted.id, 'status', 'not_found', 'reason', null))
          order by wanted.position), '[]')
     from unnest(files) with ordinality as wanted (id, position)
@@ -283,8 +283,9 @@ create or replace function app.index_delete(file text) returns boolean language 
 declare
   f app.index_files := app.index_file(file);
 begin
-  -- The platform's rows are not the service's: they go with their document or entry.
-  if f.file_id is null or f.organization_id is not null then
+  -- The platform's rows are not the service's: they go with their document, entry or
+  -- website page (the crawler service's pages too, which belong to no organization).
+  if f.file_id is null or f.organization_id is not null or f.website_page_id is not null then
     return false;
   end if;
   delete from app.index_files where file_id = file;

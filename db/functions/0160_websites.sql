@@ -18,6 +18,21 @@ begin
   if m is null or length(m[2]) > 253 then
     return null;
   end if;
+  -- An address that looks like an IP address must be one: 999.1.1.1 is no host.
+  if m[2] ~ '^[0-9.]+$' and (m[2] !~ '^\d{1,3}(\.\d{1,3}){3}$'
+                             or exists (select 1 from unnest(string_to_array(m[2], '.')) o where o::integer > 255)) then
+    return null;
+  end if;
+  if m[2] ~ '^\[' then
+    begin
+      perform btrim(m[2], '[]')::inet;
+    exception when invalid_text_representation then
+      return null;
+    end;
+    if family(btrim(m[2], '[]')::inet) <> 6 then
+      return null;
+    end if;
+  end if;
   scheme := coalesce(m[1], 'https');
   port := m[3]::integer;
   if port is not null and (port < 1 or port > 65535) then
@@ -58,8 +73,10 @@ begin
   if app.org_id() is not null and owner is distinct from app.org_id() then
     raise exception 'website_schedule: website % is not the caller''s', website;
   end if;
+  -- A website's scans always share one of four queues (by its id), so one website is
+  -- never scanned twice at once, and scans take at most four of the workers' slots.
   perform graphile_worker.add_job('crawl_website', json_build_object('websiteId', website),
-    queue_name => 'website:' || website, job_key => 'website-scan:' || website,
+    queue_name => 'website-scans-' || abs(hashtext(website::text)) % 4, job_key => 'website-scan:' || website,
     run_at => now() + coalesce(run_after, interval '0'), max_attempts => 3);
 end $$;
 revoke execute on function app.website_schedule(uuid, interval) from public;
@@ -219,7 +236,9 @@ begin
     perform app.fail('INVALID_QUERY', 400, 'Send cursor or offset, never both.',
       jsonb_build_object('issues', jsonb_build_array(jsonb_build_object('path', 'offset', 'message', 'cannot be sent with cursor'))));
   end if;
-  start_at := coalesce((app.cursor_read(args->>'cursor', 'website_pages', filters))::bigint, (args->>'offset')::bigint, 0);
+  -- An offset past any website's pages is an empty page, never an overflow.
+  start_at := coalesce((app.cursor_read(args->>'cursor', 'website_pages', filters))::bigint,
+                       case when args ? 'offset' then least((args->>'offset')::numeric, 1000000000)::bigint end, 0);
   select count(*) into total from app.website_pages p
    where p.website_id = w.id and (args->>'status' is null or p.status = args->>'status');
   select jsonb_agg(app.website_page_json(x, f.status) order by x.url) into rows
@@ -278,6 +297,12 @@ begin
     return null;
   end if;
   return jsonb_build_object('id', w.id, 'organizationId', w.organization_id, 'domain', w.domain, 'origin', w.origin,
+    -- After a scan cut short, the pages visited longest ago come first.
+    'stale', case when (w.last_scan->>'complete')::boolean is false
+                  then coalesce((select jsonb_agg(x.url order by x.fetched_at, x.url)
+                                   from (select p.url, p.fetched_at from app.website_pages p where p.website_id = w.id
+                                          order by p.fetched_at, p.url limit app.limit('crawler.maxPagesPerScan')) x), '[]')
+                  else '[]' end,
     'known', coalesce((select jsonb_object_agg(p.url, jsonb_build_object('etag', p.etag, 'lastModified', p.last_modified,
                                                                          'contentHash', p.content_hash,
                                                                          'links', coalesce(p.links, '[]')))
@@ -304,23 +329,34 @@ end $$;
 -- loop reports it (server/core/crawl/crawl.ts). A page fetched with text long enough
 -- is indexed, queued again only when its text changed; a page no longer indexable
 -- (gone, disallowed, too short) loses its passages.
-create or replace function app.website_page_store(website uuid, visit jsonb) returns void language plpgsql as $$
+drop function if exists app.website_page_store(uuid, jsonb);
+create or replace function app.website_page_store(website uuid, visit jsonb) returns boolean language plpgsql as $$
 declare
   w app.websites;
   p app.website_pages;
   indexable boolean := visit->>'outcome' = 'fetched' and coalesce((visit->>'meetsThreshold')::boolean, false);
   reason text := case when visit->>'outcome' = 'skipped' then visit->>'reason'
                       when visit->>'outcome' = 'fetched' and not indexable then 'below_word_count' end;
+  -- A site saying "not now" (a network failure, a timeout, 429, 5xx) takes nothing
+  -- away: an indexed page stays searchable until the site says it is gone.
+  transient boolean := visit->>'outcome' = 'skipped'
+    and (visit->>'reason' in ('network', 'timeout')
+         or (visit->>'reason' = 'http_error' and ((visit->>'status')::integer = 429 or (visit->>'status')::integer >= 500)));
 begin
   select * into w from app.websites where id = website;
   if w.id is null then
-    return;
+    -- Deleted during its scan: the scan stops.
+    return false;
   end if;
   if visit->>'outcome' = 'unchanged' then
     update app.website_pages set fetched_at = app.now() where website_id = website and url = visit->>'url';
-    return;
+    return true;
   end if;
   select * into p from app.website_pages where website_id = website and url = visit->>'url' for update;
+  if transient and p.status = 'indexed' then
+    update app.website_pages set detail = left(visit->>'detail', 500), fetched_at = app.now() where id = p.id;
+    return true;
+  end if;
   if p.id is null then
     insert into app.website_pages (website_id, organization_id, url, status, skip_reason, detail, http_status, title,
                                    language, content, word_count, content_hash, etag, last_modified, changed_at, links)
@@ -332,7 +368,7 @@ begin
     if indexable then
       perform app.index_queue_page(p);
     end if;
-    return;
+    return true;
   end if;
   update app.website_pages
      set status = case when indexable then 'indexed' else 'skipped' end, skip_reason = reason,
@@ -354,26 +390,47 @@ begin
   elsif not indexable then
     delete from app.index_files where website_page_id = p.id;
   end if;
+  return true;
 end $$;
 
--- A scan ends: its counts, and the next scan an interval after this one ended.
-create or replace function app.website_scan_finish(website uuid, summary jsonb, failure text) returns void
+-- A scan ends: its counts, and the next scan an interval after this one ended (a
+-- minute after one cut short by its time or page bound). After a complete scan, the
+-- pages it no longer reached (no sitemap or link leads to them any more) are skipped
+-- as unlinked and lose their passages. A sync asked for during the scan keeps its job.
+drop function if exists app.website_scan_finish(uuid, jsonb, text);
+create or replace function app.website_scan_finish(website uuid, summary jsonb, failure text, complete boolean) returns void
 language plpgsql as $$
 declare
   w app.websites;
   -- A sync asked for during the scan: its job is already queued to follow this one.
   sync_waiting boolean;
+  next_after interval;
 begin
   select x.next_scan_at <= app.now() and x.next_scan_at > x.last_scan_started_at into sync_waiting
     from app.websites x where x.id = website;
+  select case when failure is null and not complete then interval '1 minute' else make_interval(secs => x.scan_interval) end
+    into next_after from app.websites x where x.id = website;
   update app.websites
      set status = case when failure is null then 'idle' else 'failed' end, last_error = failure,
-         last_scan = summary, last_scan_finished_at = app.now(), updated_at = app.now(),
-         next_scan_at = case when sync_waiting then app.now() else app.now() + make_interval(secs => scan_interval) end
+         last_scan = coalesce(summary, last_scan), last_scan_finished_at = app.now(), updated_at = app.now(),
+         next_scan_at = case when sync_waiting then app.now() else app.now() + next_after end
    where id = website
   returning * into w;
-  if w.id is not null and not sync_waiting then
-    perform app.website_schedule(w.id, make_interval(secs => w.scan_interval));
+  if w.id is null then
+    return;
+  end if;
+  if complete then
+    with gone as (
+      update app.website_pages p
+         set status = 'skipped', skip_reason = 'unlinked', detail = 'no sitemap or link of the site leads here any more',
+             content = null, content_hash = null, etag = null, last_modified = null, changed_at = app.now()
+       where p.website_id = w.id and p.fetched_at < w.last_scan_started_at and p.skip_reason is distinct from 'unlinked'
+      returning p.id
+    )
+    delete from app.index_files f using gone where f.website_page_id = gone.id;
+  end if;
+  if not sync_waiting then
+    perform app.website_schedule(w.id, next_after);
   end if;
 end $$;
 

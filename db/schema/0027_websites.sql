@@ -58,7 +58,6 @@ create table app.website_pages (
   unique (website_id, url),
   check (status = 'indexed' or skip_reason is not null)
 );
-create index website_pages_order_idx on app.website_pages (website_id, url);
 
 -- A page's passages live in the index store like a document's; file_id 'page:<id>'.
 alter table app.index_files add column website_page_id uuid references app.website_pages (id) on delete cascade;

@@ -32,13 +32,14 @@ const website = component('Website', v.strictObject({
   lastScan: v.pipe(v.nullable(v.strictObject({
     visited: v.pipe(v.number(), v.integer()), fetched: v.pipe(v.number(), v.integer()),
     unchanged: v.pipe(v.number(), v.integer()), skipped: v.pipe(v.number(), v.integer()),
+    complete: v.pipe(v.boolean(), v.description('false when the scan\'s time or page bound cut it short; the next follows a minute later')),
   })), v.description('The counts of the last finished scan: pages visited, fetched, unchanged since the scan before (304), skipped')),
   createdAt: timestamp,
   updatedAt: timestamp,
 }))
 
 const SKIP_REASONS = ['disallowed', 'not_html', 'too_large', 'redirect_loop', 'too_many_redirects', 'internal_address',
-  'http_error', 'noindex', 'off_site', 'network', 'timeout', 'below_word_count'] as const
+  'http_error', 'noindex', 'off_site', 'network', 'timeout', 'below_word_count', 'unlinked'] as const
 
 const page = component('WebsitePage', v.strictObject({
   id: v.string(),

@@ -125,6 +125,9 @@ t.test('bad input is refused with every problem at once', async (t) => {
   const many = await call('POST', '/api/v1/urls/fetch', { urls: Array.from({ length: 51 }, (_, i) => `${origin}/${i}`) })
   t.match(many, { status: 400, body: { code: 'INVALID_BODY' } })
   t.match(await call('GET', '/api/v1/websites/unknown.example'), { status: 404, body: { code: 'WEBSITE_NOT_FOUND' } })
+  t.match(await call('GET', '/api/v1/websites/exa%00mple.com'), { status: 404, body: { code: 'WEBSITE_NOT_FOUND' } }, 'a NUL')
+  t.match(await call('DELETE', '/api/v1/websites/example.com%00'), { status: 404, body: { code: 'WEBSITE_NOT_FOUND' } })
+  t.match(await call('GET', `/api/v1/websites/${'a'.repeat(400)}`), { status: 404, body: { code: 'WEBSITE_NOT_FOUND' } }, 'too long')
   t.match(await call('PUT', '/api/v1/websites'), { status: 405, body: { code: 'METHOD_NOT_ALLOWED' } })
 })
 

@@ -30,7 +30,15 @@ export type CrawlOptions = {
   allow?: net.BlockList
   wordCountThreshold: number
   signal?: AbortSignal
+  /**
+   * Visited first, before the sitemaps and the root: the pages a scan cut short by its
+   * time bound did not reach last time, so successive scans get through a large site.
+   */
+  startUrls?: string[]
 }
+
+/** The longest URL kept: a page linking to longer ones is not crawled into them. */
+export const MAX_URL_LENGTH = 2048
 
 export type Validators = { etag: string | null; lastModified: string | null }
 
@@ -96,7 +104,7 @@ export function normalizeUrl(href: string, base?: string | URL): URL | null {
  * bounded by the visits under way: robots.txt and the sitemaps are read one at a time
  * before any page, and pages are visited at most `concurrency` at once.
  */
-class HostGate {
+export class HostGate {
   private nextStart = 0
 
   constructor(public gapMs: number, private readonly signal?: AbortSignal) {}
@@ -128,14 +136,15 @@ export async function crawlSite(options: CrawlOptions, store: CrawlStore): Promi
     }
   }
   // The time a request spends waiting its turn at the gate is politeness, not fetching, so it is not counted.
-  const fetchFromSite = (url: string, extra: { validators?: Validators | null; accept?: string; robots?: Robots } = {}) =>
+  const fetchFromSite = (url: string, extra: { validators?: Validators | null; accept?: string; robots?: Robots; anyOrigin?: boolean } = {}) =>
     gate.run(async () => {
       const started = performance.now()
       const answer = await fetchPage(url, {
         allow: options.allow, maxBytes: options.maxBytes, maxRedirects: options.maxRedirects, timeoutMs: options.timeoutMs,
         userAgent: options.userAgent, signal: options.signal, accept: extra.accept,
         etag: extra.validators?.etag, lastModified: extra.validators?.lastModified,
-        followRedirect: (target) => target.origin !== origin ? 'off_site' : extra.robots && !extra.robots.isAllowed(target.href) ? 'disallowed' : null,
+        followRedirect: (target) => !extra.anyOrigin && target.origin !== origin ? 'off_site'
+          : extra.robots && !extra.robots.isAllowed(target.href) ? 'disallowed' : null,
       })
       const fetchMs = performance.now() - started
       summary.fetchMs += fetchMs
@@ -144,7 +153,9 @@ export async function crawlSite(options: CrawlOptions, store: CrawlStore): Promi
 
   let unreachable: { reason: RefusalReason; detail: string } | null = null
   const robots = await loadRobots(origin, async (url) => {
-    const { answer } = await fetchFromSite(url, { accept: 'text/plain, */*;q=0.5' })
+    // robots.txt may redirect to another host (example.com to www.example.com), as
+    // Google follows it; the address guard still judges every hop.
+    const { answer } = await fetchFromSite(url, { accept: 'text/plain, */*;q=0.5', anyOrigin: true })
     if (answer.kind === 'refused' && answer.reason === 'internal_address') unreachable = answer
     return answer
   }, options.userAgent)
@@ -166,11 +177,12 @@ export async function crawlSite(options: CrawlOptions, store: CrawlStore): Promi
   const enqueue = (href: string, base?: string) => {
     if (queue.length >= options.maxPages) return
     const url = normalizeUrl(href, base)
-    if (!url || url.origin !== origin || seen.has(url.href)) return
+    if (!url || url.origin !== origin || url.href.length > MAX_URL_LENGTH || seen.has(url.href)) return
     seen.add(url.href)
     queue.push(url.href)
   }
 
+  for (const url of options.startUrls ?? []) enqueue(url)
   await discoverFromSitemaps()
   enqueue('/', origin)
 

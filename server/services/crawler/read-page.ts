@@ -15,8 +15,11 @@ export type LiveRead =
 /** robots.txt per origin, for one request's URLs, with the refusal that stopped reading it if one did. */
 export type RobotsCache = Map<string, Promise<{ robots: Robots; refused: PageAnswer | null }>>
 
+/** Runs one request to a host when politeness lets it (a HostGate of the URL's origin). */
+export type Polite = <T>(task: () => Promise<T>) => Promise<T>
+
 export async function readPageLive(address: string, settings: CrawlerSettings, wordCountThreshold: number,
-  robotsCache: RobotsCache, signal?: AbortSignal): Promise<LiveRead> {
+  robotsCache: RobotsCache, polite: Polite, signal?: AbortSignal): Promise<LiveRead> {
   const url = normalizeUrl(address)
   if (!url) return { status: 'skipped', url: address, reason: 'bad_scheme', detail: 'only http and https URLs are read' }
   const options = {
@@ -29,7 +32,7 @@ export async function readPageLive(address: string, settings: CrawlerSettings, w
     robots = (async () => {
       let refused: PageAnswer | null = null
       const rules = await loadRobots(url.origin, async (robotsUrl) => {
-        const answer = await fetchPage(robotsUrl, { ...options, accept: 'text/plain, */*;q=0.5' })
+        const answer = await polite(() => fetchPage(robotsUrl, { ...options, accept: 'text/plain, */*;q=0.5' }))
         if (answer.kind === 'refused') refused = answer
         return answer
       }, settings.userAgent)
@@ -43,11 +46,11 @@ export async function readPageLive(address: string, settings: CrawlerSettings, w
     return { status: 'skipped', url: url.href, reason: 'internal_address', detail: refused.detail }
   }
   if (!rules.isAllowed(url.href)) return { status: 'skipped', url: url.href, reason: 'disallowed', detail: 'robots.txt disallows this URL' }
-  const answer = await fetchPage(url.href, {
+  const answer = await polite(() => fetchPage(url.href, {
     ...options,
     // A redirect is judged by the rules of the site it leads to only when that is this site.
     followRedirect: (target) => (target.origin === url.origin && !rules.isAllowed(target.href) ? 'disallowed' : null),
-  })
+  }))
   if (answer.kind === 'refused') return { status: 'skipped', url: url.href, reason: answer.reason === 'bad_scheme' ? 'off_site' : answer.reason, detail: answer.detail }
   if (answer.kind === 'not-modified') return { status: 'skipped', url: url.href, reason: 'http_error', detail: 'the server answered 304 to an unconditional request', httpStatus: 304 }
   if (answer.status < 200 || answer.status >= 300) {

@@ -34,7 +34,7 @@ export const websiteAnswer = v.strictObject({
   last_scan_started_at: v.nullable(ms),
   last_scan_finished_at: v.nullable(ms),
   next_scan_at: v.nullable(ms),
-  last_scan: v.nullable(v.strictObject({ visited: v.number(), fetched: v.number(), unchanged: v.number(), skipped: v.number() })),
+  last_scan: v.nullable(v.strictObject({ visited: v.number(), fetched: v.number(), unchanged: v.number(), skipped: v.number(), complete: v.boolean() })),
   pages: v.pipe(v.number(), v.integer(), v.description('Pages seen')),
   indexed_pages: v.pipe(v.number(), v.integer(), v.description('Pages whose readable text is indexed')),
   created_at: ms,

@@ -15,22 +15,20 @@ import type { Config } from '../../core/config.ts'
 import { ownerPool, type Sql } from '../../core/db/connection.ts'
 import type { Logger } from '../../core/log.ts'
 import type { Query } from '../../core/indexing/pipeline.ts'
-import { normalizeUrl } from '../../core/crawl/crawl.ts'
+import { HostGate, normalizeUrl } from '../../core/crawl/crawl.ts'
 import { scanWebsite } from '../../core/crawl/scan.ts'
 import { crawlerSettings, type CrawlerSettings } from '../../core/crawl/settings.ts'
 import { ServiceError, jsonBody, writeJson } from '../../core/internal-service/http.ts'
 import { commonRoutes, createServiceServer, type Handler, type ServiceRequest, type ServiceRoute } from '../../core/internal-service/app.ts'
 import { startJobRunner, type JobRunner } from '../../core/internal-service/runner.ts'
 import { fetchBody, websiteBody } from './schemas.ts'
-import { readPageLive, type LiveRead, type RobotsCache } from './read-page.ts'
+import { readPageLive, type LiveRead, type Polite, type RobotsCache } from './read-page.ts'
 import { createCrawlerMetrics, type CrawlerMetrics } from './metrics.ts'
 import { crawlerDocument } from './openapi.ts'
 
 export const CRAWLER_API_VERSION = '1.0.0'
 /** Running scans get this long on shutdown before they are released to another worker. */
 const RUNNER_GRACE_MS = 5_000
-/** Live reads of one fetch request at once. */
-const LIVE_CONCURRENCY = 4
 
 export interface CrawlerServiceOptions {
   log: Logger
@@ -108,11 +106,15 @@ const websiteNotFound = (domain: string) =>
 /** A path's domain, decoded; one that no website can have is simply not found. */
 function pathDomain(req: ServiceRequest): string {
   const raw = req.params?.domain ?? ''
+  let domain: string
   try {
-    return decodeURIComponent(raw)
+    domain = decodeURIComponent(raw)
   } catch {
     throw websiteNotFound(raw)
   }
+  // No domain holds a control character or runs that long; PostgreSQL text cannot hold NUL.
+  if (domain.length > 300 || /[\u0000-\u001f]/.test(domain)) throw websiteNotFound(domain.replace(/[\u0000-\u001f]/g, ''))
+  return domain
 }
 
 interface CachedPage { url: string; title: string | null; content: string; word_count: number; http_status: number | null; fetched_at: number }
@@ -172,27 +174,37 @@ function crawlerRoutes(deps: Deps): ServiceRoute[] {
     const byUrl = new Map(cached.map((page) => [page.url, page]))
     const robots: RobotsCache = new Map()
     const results: Record<string, unknown>[] = new Array(wanted.length)
-    let next = 0
-    const worker = async () => {
-      while (next < wanted.length) {
-        const index = next++
-        const { address, normalized: url } = wanted[index]!
-        const page = url ? byUrl.get(url) : undefined
-        if (page) {
-          metrics.fetches.inc({ source: 'cache' })
-          results[index] = page.word_count >= threshold
-            ? { url: page.url, status: 'ok', source: 'cache', title: page.title, content: page.content, word_count: page.word_count,
-                http_status: page.http_status, reason: null, detail: null, fetched_at: page.fetched_at }
-            : { url: page.url, status: 'skipped', source: 'cache', title: page.title, content: null, word_count: page.word_count,
-                http_status: page.http_status, reason: 'below_word_count', detail: `${page.word_count} words, fewer than ${threshold}`,
-                fetched_at: page.fetched_at }
-          continue
-        }
-        metrics.fetches.inc({ source: 'live' })
-        results[index] = liveAnswer(await readPageLive(address, settings, threshold, robots))
+    // Live reads are polite as scans are: per host, at most CRAWLER_HOST_CONCURRENCY at
+    // once, starting CRAWLER_DELAY_MS apart; hosts are read side by side.
+    const live = new Map<string, number[]>()
+    wanted.forEach(({ address, normalized: url }, index) => {
+      const page = url ? byUrl.get(url) : undefined
+      if (page) {
+        metrics.fetches.inc({ source: 'cache' })
+        results[index] = page.word_count >= threshold
+          ? { url: page.url, status: 'ok', source: 'cache', title: page.title, content: page.content, word_count: page.word_count,
+              http_status: page.http_status, reason: null, detail: null, fetched_at: page.fetched_at }
+          : { url: page.url, status: 'skipped', source: 'cache', title: page.title, content: null, word_count: page.word_count,
+              http_status: page.http_status, reason: 'below_word_count', detail: `${page.word_count} words, fewer than ${threshold}`,
+              fetched_at: page.fetched_at }
+        return
       }
-    }
-    await Promise.all(Array.from({ length: Math.min(LIVE_CONCURRENCY, wanted.length) }, worker))
+      const host = url ? new URL(url).origin : address
+      live.set(host, [...(live.get(host) ?? []), index])
+    })
+    await Promise.all([...live.values()].map(async (indexes) => {
+      const gate = new HostGate(settings.delayMs)
+      const polite: Polite = (task) => gate.run(task)
+      let next = 0
+      const reader = async () => {
+        while (next < indexes.length) {
+          const index = indexes[next++]!
+          metrics.fetches.inc({ source: 'live' })
+          results[index] = liveAnswer(await readPageLive(wanted[index]!.address, settings, threshold, robots, polite))
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(settings.hostConcurrency, indexes.length) }, reader))
+    }))
     writeJson(res, 200, { results })
   }
 

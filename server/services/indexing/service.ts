@@ -191,6 +191,8 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
     const language = await searchLanguage(sql, body.language, 'language')
     if ('issue' in language) throw invalidBody('The body does not have the expected shape.', [language.issue])
     const started = performance.now()
+    // The crawler service's pages (page:<id>) share the store and its owner but are not this service's uploads.
+    const uploads = body.file_ids.filter((id) => !id.startsWith('page:'))
     // Vectors join the ranking when the deployment gives the service an embedder.
     let vector: string | null = null
     const embedded = await queryEmbedding(deps.embedder, body.query, AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS))
@@ -198,7 +200,7 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
     if (embedded && embedded.every(Number.isFinite)) vector = `{${embedded.join(',')}}`
     const rows = await sql<{ file_id: string; content: string; score: number; page: number | null; heading: string | null; ordinal: number; file_name: string; metadata: Record<string, unknown> }[]>`
       select s.file_id, s.content, s.score, s.page, s.heading, s.ordinal, f.file_name, f.metadata
-        from app.search_chunks(${body.query}, ${body.file_ids}::text[], ${body.top_k}, ${body.similarity_threshold},
+        from app.search_chunks(${body.query}, ${uploads}::text[], ${body.top_k}, ${body.similarity_threshold},
                                ${vector}::real[], ${language.language}::regconfig, null) s
         join app.index_files f on f.file_id = s.file_id
        order by s.score desc, s.file_id, s.ordinal`
@@ -218,7 +220,7 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
     const fileId = pathFileId(req)
     // The service's own uploads only: the platform's documents are read through the API, under its policies.
     const [row] = await sql<FileRow[]>`select file_id, status, reason, content from app.index_files
-                                        where file_id = ${fileId} and organization_id is null`
+                                        where file_id = ${fileId} and organization_id is null and website_page_id is null`
     if (!row) throw fileNotFound(fileId)
     writeJson(res, 200, { file_id: row.file_id, status: row.status, reason: row.reason, content: row.status === 'completed' ? row.content ?? '' : null })
   }
@@ -227,7 +229,8 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
     const body = await jsonBody(req, compareBody)
     const rows = await sql<FileRow[]>`
       select file_id, status, reason, content from app.index_files
-       where file_id in (${body.file_id_a}, ${body.file_id_b}) and status = 'completed' and organization_id is null`
+       where file_id in (${body.file_id_a}, ${body.file_id_b}) and status = 'completed' and organization_id is null
+         and website_page_id is null`
     const text = (fileId: string) => rows.find((row) => row.file_id === fileId)?.content ?? null
     const a = text(body.file_id_a)
     const b = text(body.file_id_b)
