@@ -10,11 +10,10 @@
 //   times. The pages' indexing (index_file jobs, queued as pages are stored) runs in
 //   the same worker meanwhile, as it does in production; how long it takes to settle
 //   is reported beside.
-// - the crawl alone: crawlSite called in this process on the site's second port, with
-//   a store that sends the job's SQL (app.website_scan_start, app.website_page_store)
-//   through an owner pool as the worker's does, while the service's worker indexes the
-//   pages it stores. Its summary is the same split, taken without the worker's other
-//   jobs on the crawl's event loop.
+// - the crawl alone: the job's own scan (scanWebsite) called in this process on the
+//   site's second port, through an owner pool as the worker's, while the service's
+//   worker indexes the pages it stores. Its summary is the same split, taken without
+//   the worker's other jobs on the crawl's event loop.
 //
 // Fetch, extraction and store times are summed over pages: with requests in flight
 // at once they overlap, so their sum exceeds the wall time.
@@ -23,8 +22,9 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import pg from 'pg'
 import postgres from 'postgres'
-import { crawlSite, type CrawlSummary } from '../server/core/crawl/crawl.ts'
-import { scanOptions, crawlerSettings } from '../server/core/crawl/settings.ts'
+import { scanWebsite } from '../server/core/crawl/scan.ts'
+import type { CrawlSummary } from '../server/core/crawl/crawl.ts'
+import { crawlerSettings } from '../server/core/crawl/settings.ts'
 import { memberKey } from './measure.ts'
 
 export const CRAWL_PAGES = Number(process.env.BENCH_CRAWLER_PAGES ?? 2000)
@@ -143,16 +143,12 @@ async function crawlAlone(url: string, sitePort: number, sql: postgres.Sql): Pro
   const pool = new pg.Pool({ connectionString: url, max: CRAWL_CONCURRENCY })
   try {
     const began = performance.now()
-    const { rows: [started] } = await pool.query<{ scan: { origin: string; known: Record<string, never> } }>(
-      'select app.website_scan_start($1) as scan', [website!.id])
     const settings = crawlerSettings({ CRAWLER_HOST_CONCURRENCY: CRAWL_CONCURRENCY, CRAWLER_DELAY_MS: 0,
       CRAWLER_ALLOWED_NETWORKS: '127.0.0.1/32', CRAWLER_WORD_COUNT_THRESHOLD: 20, CRAWLER_USER_AGENT: 'TaleCrawler/1.0' })
-    const summary = await crawlSite(scanOptions(settings, started!.scan.origin), {
-      known: async (page) => started!.scan.known[page] ?? null,
-      page: async (visit) => { await pool.query('select app.website_page_store($1, $2::text::jsonb)', [website!.id, JSON.stringify(visit)]) },
-    })
-    const { visited, fetched, unchanged, skipped } = summary
-    await pool.query('select app.website_scan_finish($1, $2::text::jsonb, null, true)', [website!.id, JSON.stringify({ visited, fetched, unchanged, skipped, complete: true })])
+    // The job's own scan, storing through the same SQL.
+    const summary = await scanWebsite(async (text, params) => (await pool.query(text, params)).rows as never, website!.id, settings)
+    if (!summary) throw new Error('the bench website vanished')
+    const { visited, fetched, skipped } = summary
     const seconds = (performance.now() - began) / 1000
     // The scan's end scheduled the next one; the bench wants none.
     await pool.query(`select graphile_worker.remove_job('website-scan:' || $1)`, [website!.id])

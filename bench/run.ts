@@ -288,12 +288,12 @@ try {
     const row = (how: string, r: CrawlerFigures['api']) =>
       `| ${how} | ${r.visited} | ${r.fetched} | ${r.skipped} | ${r.seconds.toFixed(1)} | ${r.pagesPerSecond.toFixed(0)} ${split(r.split)} ${r.indexed} | ${r.indexedSeconds.toFixed(1)} |`
     lines.push(
-      `A loopback site of ${crawler.pages.toLocaleString('en')} pages (about ${crawler.wordsPerPage} words each, five links to other pages, a sitemap of all, robots.txt allowing all) scanned with CRAWLER_DELAY_MS=0 and host concurrency ${crawler.concurrency}. Through the API: from POST /api/v1/websites to the scan's end (GET status idle with lastScanFinishedAt), the worker's crawl_website job, its split from the job's log line; alone: crawlSite in the bench process with a store sending app.website_page_store through an owner pool. Fetch, extraction and store are seconds summed over pages (overlapping, with their share of the three); the worker indexes the stored pages meanwhile in both:`,
+      `A loopback site of ${crawler.pages.toLocaleString('en')} pages (about ${crawler.wordsPerPage} words each, five links to other pages, a sitemap of all, robots.txt allowing all) scanned with CRAWLER_DELAY_MS=0 and host concurrency ${crawler.concurrency}. Through the API: from POST /api/v1/websites to the scan's end (GET status idle with lastScanFinishedAt), the worker's crawl_website job, its split from the job's log line; alone: the job's scan (scanWebsite) in the bench process through an owner pool. Fetch, extraction and store are seconds summed over pages (overlapping, with their share of the three); the worker indexes the stored pages meanwhile in both:`,
       '',
       '| crawl | pages visited | fetched | skipped | seconds | pages/s | fetch s | extraction s | store s | pages indexed | seconds to all indexed |',
       '|---|---|---|---|---|---|---|---|---|---|---|',
       row('through the API and the worker', crawler.api),
-      row('crawlSite alone', crawler.direct),
+      row('the scan alone', crawler.direct),
       '',
     )
   }

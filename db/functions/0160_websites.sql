@@ -467,3 +467,20 @@ begin
   perform app.website_unschedule(w.id);
   return true;
 end $$;
+
+-- A batch of visited pages from one scan, in the order visited (the crawl sends them a
+-- few at a time: one statement and one commit per batch, not per page). False when
+-- the website is gone. The commit does not wait for the disk: a batch lost in a crash
+-- is only fetched again by the next scan.
+create or replace function app.website_pages_store(website uuid, visits jsonb) returns boolean language plpgsql as $$
+declare
+  visit jsonb;
+begin
+  perform set_config('synchronous_commit', 'off', true);
+  for visit in select v from jsonb_array_elements(visits) v loop
+    if not app.website_page_store(website, visit) then
+      return false;
+    end if;
+  end loop;
+  return true;
+end $$;

@@ -7,14 +7,15 @@
 //   after four hours, and a scan that long would start twice. One cut short is
 //   finished as such, the next starts a minute later, and it visits first the pages
 //   visited longest ago (startUrls), so successive scans get through a large site.
-// - A website deleted during its scan stops it at the next page.
+// - Visits are stored in batches (up to 25, or what half a second brought).
+// - A website deleted during its scan stops it at the next batch.
 // - A scan that fails as a whole (the database gone mid-scan) is recorded failed and
 //   the next scan is scheduled as usual; the job itself succeeds, so it is not retried
 //   on top of that schedule.
 // - A scan stopped by a shutdown records nothing: the job is released and runs again.
 import type { Query } from '../indexing/pipeline.ts'
 import { limit } from '../limits.ts'
-import { crawlSite, type CrawlSummary, type KnownPage } from './crawl.ts'
+import { crawlSite, type CrawlSummary, type KnownPage, type PageResult } from './crawl.ts'
 import { scanOptions, type CrawlerSettings } from './settings.ts'
 
 interface Scan {
@@ -26,6 +27,10 @@ interface Scan {
 }
 
 export type ScanOutcome = CrawlSummary & { complete: boolean }
+
+/** Visits stored together, and how long the first of a batch waits for the rest at most. */
+const STORE_BATCH = 25
+const STORE_BATCH_MS = 500
 
 // PostgreSQL text holds no NUL: a page whose text has one is stored without it.
 const withoutNul = (_key: string, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value)
@@ -39,16 +44,32 @@ export async function scanWebsite(query: Query, websiteId: string, settings: Cra
   const gone = new AbortController()
   const deadline = AbortSignal.timeout(limit('crawler.scanMaxSeconds') * 1000)
   const stop = AbortSignal.any([gone.signal, deadline, ...(signal ? [signal] : [])])
+  // Visits are stored a batch at a time: one statement and one commit per batch.
+  let pending: PageResult[] = []
+  let oldest = 0
+  let flushed: Promise<void> = Promise.resolve()
+  const flush = () => {
+    const batch = pending
+    pending = []
+    flushed = flushed.then(async () => {
+      if (batch.length === 0 || gone.signal.aborted) return
+      const [row] = await query<{ stored: boolean }>('select app.website_pages_store($1, $2::text::jsonb) as stored',
+        [websiteId, JSON.stringify(batch, withoutNul)])
+      if (!row?.stored) gone.abort()
+    })
+    return flushed
+  }
   let summary: CrawlSummary
   try {
     summary = await crawlSite({ ...scanOptions(settings, scan.origin, stop), startUrls: scan.stale }, {
       known: async (url) => scan.known[url] ?? null,
       page: async (visit) => {
-        const [row] = await query<{ stored: boolean }>('select app.website_page_store($1, $2::text::jsonb) as stored',
-          [websiteId, JSON.stringify(visit, withoutNul)])
-        if (!row?.stored) gone.abort()
+        if (pending.length === 0) oldest = Date.now()
+        pending.push(visit)
+        if (pending.length >= STORE_BATCH || Date.now() - oldest >= STORE_BATCH_MS) await flush()
       },
     })
+    await flush()
   } catch (error) {
     if (signal?.aborted) throw error
     await query('select app.website_scan_finish($1, null, $2, false)', [websiteId, `the scan stopped: ${(error as Error).message}`])
