@@ -85,7 +85,7 @@ const fetchOptions = (extra: Partial<FetchPageOptions> = {}): FetchPageOptions =
 
 t.test('the guard classifies addresses and parses the allowlist', async (t) => {
   for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '::1', '::', 'fe80::1', 'fd00::1',
-    '::ffff:127.0.0.1', '::7f00:1', '0.0.0.0', '100.64.0.1']) {
+    '::ffff:127.0.0.1', '::7f00:1', '0.0.0.0', '100.64.0.1', '2002:7f00:1::1', '2001:0:7f00:1::1', 'fec0::1']) {
     t.ok(isInternalAddress(address), `${address} is internal`)
   }
   for (const address of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '8.8.8.8']) t.notOk(isInternalAddress(address), `${address} is public`)

@@ -53,11 +53,17 @@ export async function fetchPublicPage(address: string, maxBytes: number, signal:
   return { error: `more than ${MAX_REDIRECTS} redirects` }
 }
 
+// Connection pools of web.fetch's own: Node's global agents keep sockets alive by host
+// and port whatever lookup made them, so a socket another part of the process opened to
+// an internal host must never carry an agent's fetch past the guard.
+const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
+
 function request(url: URL, signal: AbortSignal): Promise<http.IncomingMessage> {
   const client = url.protocol === 'https:' ? https : http
   return new Promise((resolve, reject) => {
     const req = client.request(url, {
       method: 'GET', lookup: publicLookup, timeout: TIMEOUT_MS, signal,
+      agent: url.protocol === 'https:' ? agents.https : agents.http,
       headers: { accept: 'text/html, text/plain, application/json;q=0.9, */*;q=0.5', 'user-agent': 'tale-agent/1' },
     }, resolve)
     req.on('timeout', () => req.destroy(new Error(`no answer in ${TIMEOUT_MS} ms`)))

@@ -14,8 +14,10 @@ const internalRanges = (() => {
     list.addSubnet(prefix, bits, 'ipv4')
   }
   // ::/96 holds the unspecified and loopback addresses and the IPv4-compatible form
-  // (::127.0.0.1) that would otherwise reach an IPv4 host.
-  for (const [prefix, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
+  // (::127.0.0.1) that would otherwise reach an IPv4 host. 6to4 (2002::/16) and Teredo
+  // (2001::/32) carry an IPv4 address inside too; fec0::/10 is the old site-local range.
+  for (const [prefix, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96],
+    ['2001:db8::', 32], ['2002::', 16], ['2001::', 32]] as const) {
     list.addSubnet(prefix, bits, 'ipv6')
   }
   return list
