@@ -1,16 +1,25 @@
 -- GET /api/v1/me, /teams, /models.
 
-create or replace function app.capabilities() returns jsonb language plpgsql stable as $$
+-- skillPublish: the organization's skill sharing policy admits the caller's role (no
+-- policy admits every role), or the caller holds a live skills.publish grant. Saving a
+-- shared skill (db/functions/0150_skills.sql) and GET /me's capabilities both ask here.
+create or replace function app.can_publish_skills() returns boolean language plpgsql stable as $$
 declare
-  live text[] := app.live_competences();
   sharing jsonb := (select o.skill_sharing_policy from app.organizations o where o.id = app.org_id());
+begin
+  return sharing is null
+      or coalesce(sharing->'roles', '[]') ? app.role()
+      or 'skills.publish' = any (app.live_competences());
+end $$;
+
+create or replace function app.capabilities() returns jsonb language plpgsql stable as $$
 begin
   return jsonb_build_object(
     'developer', app.has_developer_role(),
     'deploymentEditor', exists (select 1 from app.deployment_editors d where d.user_id = app.user_id()),
     'notificationExport', app.can_export_notifications(),
-    'skillPublish', sharing is null or coalesce(sharing->'roles', '[]') ? app.role() or 'skills.publish' = any (live),
-    'actAs', app.is_admin() or 'rest.act-as' = any (live));
+    'skillPublish', app.can_publish_skills(),
+    'actAs', app.is_admin() or 'rest.act-as' = any (app.live_competences()));
 end $$;
 
 create or replace function api.me(args jsonb) returns jsonb language plpgsql stable as $$

@@ -6,18 +6,8 @@
 -- Addressing: a path's slug names the caller's personal skill of that slug when there
 -- is one, else the organization's; `visibility` names one of the two explicitly.
 
--- The skillPublish capability: every member when the organization has no skill
--- sharing policy; otherwise the roles it admits ({"roles": [...]}) and holders of a
--- live skills.publish grant. The same rule /me reports (app.capabilities).
-create or replace function app.can_publish_skills() returns boolean language plpgsql stable as $$
-declare
-  sharing jsonb := (select o.skill_sharing_policy from app.organizations o where o.id = app.org_id());
-begin
-  return sharing is null
-      or coalesce(sharing->'roles', '[]') ? app.role()
-      or 'skills.publish' = any (app.live_competences());
-end $$;
-
+-- Sharing a skill needs the skillPublish capability (app.can_publish_skills, in
+-- db/functions/0010_identity.sql, the rule /me reports too).
 create or replace function app.skill_publisher() returns void language plpgsql stable as $$
 begin
   if not app.can_publish_skills() then
