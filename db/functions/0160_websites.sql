@@ -286,16 +286,32 @@ grant execute on function app.website_address, app.website_json, app.website, ap
 -- A scan begins: the website's address, and the validators and text hashes of the
 -- pages seen before (for conditional requests and unchanged text). Null when the
 -- website is gone.
+-- The host is leased for the scan's time bound and a margin; a scan of another
+-- website on the same host (another organization's, the crawler service's) meanwhile
+-- is put off a minute and answers busy.
 create or replace function app.website_scan_start(website uuid) returns jsonb language plpgsql as $$
 declare
   w app.websites;
+  leased boolean;
 begin
-  update app.websites set status = 'scanning', last_scan_started_at = app.now(), updated_at = app.now()
-   where id = website
-  returning * into w;
+  select * into w from app.websites where id = website;
   if w.id is null then
     return null;
   end if;
+  insert into app.crawl_leases as l (host, website_id, leased_until)
+  values (w.domain, w.id, app.now() + make_interval(secs => app.limit('crawler.scanMaxSeconds') + 300))
+  on conflict (host) do update set website_id = excluded.website_id, leased_until = excluded.leased_until
+   where l.website_id = excluded.website_id or l.leased_until < app.now()
+  returning true into leased;
+  if leased is null then
+    update app.websites set status = 'queued', next_scan_at = app.now() + interval '1 minute', updated_at = app.now()
+     where id = w.id;
+    perform app.website_schedule(w.id, interval '1 minute');
+    return jsonb_build_object('busy', true);
+  end if;
+  update app.websites set status = 'scanning', last_scan_started_at = app.now(), updated_at = app.now()
+   where id = website
+  returning * into w;
   return jsonb_build_object('id', w.id, 'organizationId', w.organization_id, 'domain', w.domain, 'origin', w.origin,
     -- After a scan cut short, the pages visited longest ago come first.
     'stale', case when (w.last_scan->>'complete')::boolean is false
@@ -410,6 +426,7 @@ begin
     from app.websites x where x.id = website;
   select case when failure is null and not complete then interval '1 minute' else make_interval(secs => x.scan_interval) end
     into next_after from app.websites x where x.id = website;
+  delete from app.crawl_leases where website_id = website;
   update app.websites
      set status = case when failure is null then 'idle' else 'failed' end, last_error = failure,
          last_scan = coalesce(summary, last_scan), last_scan_finished_at = app.now(), updated_at = app.now(),

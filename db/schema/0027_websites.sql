@@ -67,3 +67,12 @@ alter table app.index_files add constraint index_files_owner_check
 create unique index index_files_page_idx on app.index_files (website_page_id) where website_page_id is not null;
 alter table app.index_chunks add column website_page_id uuid;
 create index index_chunks_page_idx on app.index_chunks (website_page_id) where website_page_id is not null;
+
+-- One scan at a time per host, across every organization and the crawler service:
+-- a scan leases its website's host (host and port) for at most its time bound, and a
+-- scan that finds the host leased waits a minute. Owner-only.
+create table app.crawl_leases (
+  host text primary key,
+  website_id uuid not null references app.websites (id) on delete cascade,
+  leased_until timestamptz not null
+);

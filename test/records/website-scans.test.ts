@@ -33,7 +33,7 @@ const page = (res: http.ServerResponse, title: string, body: string, status = 20
   res.end(html(title, body))
 }
 
-const { eddie } = await world(t, {
+const { eddie, gina } = await world(t, {
   worker: true,
   env: { CRAWLER_ALLOWED_NETWORKS: '127.0.0.1/32', CRAWLER_DELAY_MS: '0', CRAWLER_HOST_CONCURRENCY: '1' },
 })
@@ -136,6 +136,28 @@ t.test('a sync during a scan runs once after it; a website deleted during its sc
   t.ok(slow.requests.length < 41 * 2 + 2, 'the second scan did not run to its end')
   const scans = slow.requests.filter((p) => p === '/robots.txt').length
   t.equal(scans, 2, 'two syncs during the first scan made one more scan, not two')
+})
+
+t.test('two organizations\' websites on one host are never scanned at once', async (t) => {
+  let inFlight = 0
+  let most = 0
+  const shared = await serve(async (path, res) => {
+    inFlight++
+    most = Math.max(most, inFlight)
+    await sleep(20)
+    const n = Number(path.slice(1) || 0)
+    inFlight--
+    page(res, `Page ${n}`, `${words(`page ${n}`)} ${n < 15 ? `<a href="/${n + 1}">next</a>` : ''}`)
+  })
+  const acme = (await eddie.post('/api/v1/websites', { domain: shared.origin, scanInterval: 3600 })).body.website
+  const globex = (await gina.post('/api/v1/websites', { domain: shared.origin, scanInterval: 3600 })).body.website
+  t.ok(acme.id && globex.id, 'each organization has the site')
+  const first = await eventually(async () => [(await eddie.get(`/api/v1/websites/${acme.id}`)).body.website,
+    (await gina.get(`/api/v1/websites/${globex.id}`)).body.website], (ws) => ws.some((w) => w.lastScanFinishedAt !== null))
+  t.equal(most, 1, 'one request in flight to the host at a time (CRAWLER_HOST_CONCURRENCY 1), across both scans')
+  const waiting = first.find((w) => w.lastScanFinishedAt === null)
+  t.equal(waiting?.status, 'queued', 'the other scan waits its turn')
+  t.ok(waiting.nextScanAt > Date.now() + 30_000, 'put off about a minute')
 })
 
 t.test('an address that only looks like one is refused', async (t) => {

@@ -9,6 +9,8 @@
 //   visited longest ago (startUrls), so successive scans get through a large site.
 // - Visits are stored in batches (up to 25, or what half a second brought).
 // - A website deleted during its scan stops it at the next batch.
+// - One scan at a time per host, whoever's website it is: a scan that finds its host
+//   leased by another is put off a minute.
 // - A scan that fails as a whole (the database gone mid-scan) is recorded failed and
 //   the next scan is scheduled as usual; the job itself succeeds, so it is not retried
 //   on top of that schedule.
@@ -19,6 +21,8 @@ import { crawlSite, type CrawlSummary, type KnownPage, type PageResult } from '.
 import { scanOptions, type CrawlerSettings } from './settings.ts'
 
 interface Scan {
+  /** Another website's scan holds the host: this one was put off a minute. */
+  busy?: true
   id: string
   origin: string
   known: Record<string, KnownPage & { contentHash: string | null }>
@@ -40,7 +44,7 @@ export async function scanWebsite(query: Query, websiteId: string, settings: Cra
   signal?: AbortSignal): Promise<ScanOutcome | null> {
   const [started] = await query<{ scan: Scan | null }>('select app.website_scan_start($1) as scan', [websiteId])
   const scan = started?.scan
-  if (!scan) return null
+  if (!scan || scan.busy) return null
   const gone = new AbortController()
   const deadline = AbortSignal.timeout(limit('crawler.scanMaxSeconds') * 1000)
   const stop = AbortSignal.any([gone.signal, deadline, ...(signal ? [signal] : [])])
@@ -71,11 +75,17 @@ export async function scanWebsite(query: Query, websiteId: string, settings: Cra
     })
     await flush()
   } catch (error) {
-    if (signal?.aborted) throw error
+    if (signal?.aborted) {
+      await releaseHost(query, websiteId)
+      throw error
+    }
     await query('select app.website_scan_finish($1, null, $2, false)', [websiteId, `the scan stopped: ${(error as Error).message}`])
     return null
   }
-  if (signal?.aborted) throw new Error('the scan was interrupted by a shutdown; it runs again')
+  if (signal?.aborted) {
+    await releaseHost(query, websiteId)
+    throw new Error('the scan was interrupted by a shutdown; it runs again')
+  }
   if (gone.signal.aborted) return null
   const { visited, fetched, unchanged, skipped } = summary
   // Complete: every page found was visited, neither the time bound nor the page bound cut it short.
@@ -83,4 +93,9 @@ export async function scanWebsite(query: Query, websiteId: string, settings: Cra
   await query('select app.website_scan_finish($1, $2::text::jsonb, null, $3)',
     [websiteId, JSON.stringify({ visited, fetched, unchanged, skipped, complete }), complete])
   return { ...summary, complete }
+}
+
+/** A scan stopped by a shutdown frees its host for others until its job runs again. */
+async function releaseHost(query: Query, websiteId: string): Promise<void> {
+  await query('delete from app.crawl_leases where website_id = $1', [websiteId]).catch(() => {})
 }
