@@ -5,10 +5,12 @@
 // its /metrics/<name> behind METRICS_BEARER_TOKEN, /openapi.json and the /docs
 // reference over the installed swagger-ui-dist.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import polka from 'polka'
 import type { Registry } from 'prom-client'
 import type { Sql } from '../db/connection.ts'
 import type { Logger } from '../log.ts'
+import type { JobRunner } from './runner.ts'
 import { ServiceError, bearerMatches, fromDatabase, internalError, unauthorized, writeError, writeJson } from './http.ts'
 import { DOCS_INIT, docAsset, docsPage } from './docs.ts'
 
@@ -94,6 +96,48 @@ export function createServiceServer(routes: ServiceRoute[], options: ServiceAppO
     })
     app.handler(req as never, res as never)
   })
+}
+
+export interface RunningServiceServer {
+  url: string
+  port: number
+  close: () => Promise<void>
+}
+
+/** Running jobs get this long on shutdown before they are released to another worker. */
+export const RUNNER_GRACE_MS = 5_000
+
+/**
+ * Listens with the service's app and owns its shutdown: without a token the service
+ * answers anyone who reaches it, so it then listens on loopback only. Closing stops
+ * listening, gives the runner's jobs RUNNER_GRACE_MS, then ends the pool. A listen
+ * that fails stops the runner and the pool before it throws.
+ */
+export async function startServiceServer(routes: ServiceRoute[], options: ServiceAppOptions & {
+  port: number; runner: JobRunner | null; sql: Sql
+}): Promise<RunningServiceServer> {
+  const server = createServiceServer(routes, options)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(options.port, options.token ? '0.0.0.0' : '127.0.0.1', () => resolve())
+    })
+  } catch (error) {
+    await options.runner?.stop(0)
+    await options.sql.end({ timeout: 5 })
+    throw error
+  }
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await options.runner?.stop(RUNNER_GRACE_MS)
+      await options.sql.end({ timeout: 5 })
+    },
+  }
 }
 
 /** How long a refused request's connection keeps reading what the client still sends before it closes. */

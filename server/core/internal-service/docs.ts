@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { toJsonSchema } from '@valibot/to-json-schema'
-import type * as v from 'valibot'
+import * as v from 'valibot'
 
 type Json = Record<string, unknown>
 
@@ -65,3 +65,59 @@ export const DOCS_INIT = `window.ui = SwaggerUIBundle({
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout'
 })
 `
+
+const json = (body: Json) => ({ 'application/json': { schema: body } })
+const errorRef = (description: string) => ({ description, content: json({ $ref: '#/components/schemas/Error' }) })
+
+/** The envelope of every refusal of an internal service. */
+export const errorEnvelope = v.strictObject({ error: v.string(), code: v.string(), data: v.record(v.string(), v.unknown()) })
+
+/**
+ * The paths every internal service has (commonRoutes in app.ts) and the components
+ * they and its own paths refer to, for its OpenAPI document.
+ */
+export function commonDocument(metricsName: string, tokenVariable: string): { paths: Json; components: Json } {
+  return {
+    paths: {
+      '/health': {
+        get: {
+          operationId: 'health', summary: 'The service answers and its database does', security: [],
+          responses: {
+            200: { description: 'Healthy', content: json(jsonSchemaOf(v.strictObject({ status: v.literal('ok') }), 'output')) },
+            503: { description: 'The database does not answer', content: json(jsonSchemaOf(v.strictObject({ status: v.literal('unavailable') }), 'output')) },
+          },
+        },
+      },
+      [`/metrics/${metricsName}`]: {
+        get: {
+          operationId: 'metrics', summary: 'Prometheus metrics; bearer METRICS_BEARER_TOKEN (401 while it is unset)',
+          security: [{ metricsBearer: [] }],
+          responses: {
+            200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+            401: errorRef('UNAUTHORIZED: METRICS_BEARER_TOKEN is unset or not the bearer token sent'),
+            500: errorRef('INTERNAL_ERROR'),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'openApiDocument', summary: 'This document', security: [],
+          responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object', required: ['openapi', 'info', 'paths'] }) } },
+        },
+      },
+      '/docs': {
+        get: {
+          operationId: 'reference', summary: 'Interactive reference (HTML)', security: [],
+          responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
+        },
+      },
+    },
+    components: {
+      schemas: { Error: jsonSchemaOf(errorEnvelope, 'output') },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: `${tokenVariable}; the service is open (and listens on loopback only) when it is unset.` },
+        metricsBearer: { type: 'http', scheme: 'bearer', description: 'METRICS_BEARER_TOKEN.' },
+      },
+    },
+  }
+}

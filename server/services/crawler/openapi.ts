@@ -1,7 +1,7 @@
 // The crawler service's own OpenAPI 3.1 document, built from the valibot schemas that
 // check its requests (schemas.ts); /docs renders it (server/core/internal-service).
 import * as v from 'valibot'
-import { jsonSchemaOf as schema } from '../../core/internal-service/docs.ts'
+import { commonDocument, jsonSchemaOf as schema } from '../../core/internal-service/docs.ts'
 import { limit } from '../../core/limits.ts'
 import * as s from './schemas.ts'
 
@@ -26,6 +26,7 @@ const domainParameter = {
 const websiteAnswer = v.strictObject({ website: s.websiteAnswer })
 
 export function crawlerDocument(version: string): Json {
+  const common = commonDocument('crawler', 'CRAWLER_TOKEN')
   return {
     openapi: '3.1.0',
     info: {
@@ -78,45 +79,8 @@ export function crawlerDocument(version: string): Json {
           },
         },
       },
-      '/health': {
-        get: {
-          operationId: 'health', summary: 'The service answers and its database does', security: [],
-          responses: {
-            200: { description: 'Healthy', content: json({ type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] }) },
-            503: { description: 'The database does not answer', content: json({ type: 'object', properties: { status: { const: 'unavailable' } }, required: ['status'] }) },
-          },
-        },
-      },
-      '/metrics/crawler': {
-        get: {
-          operationId: 'metrics', summary: 'Prometheus metrics; bearer METRICS_BEARER_TOKEN (401 while it is unset)',
-          security: [{ metricsBearer: [] }],
-          responses: {
-            200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
-            401: error('UNAUTHORIZED: METRICS_BEARER_TOKEN is unset or not the bearer token sent'),
-            500: error('INTERNAL_ERROR'),
-          },
-        },
-      },
-      '/openapi.json': {
-        get: {
-          operationId: 'openApiDocument', summary: 'This document', security: [],
-          responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object', required: ['openapi', 'info', 'paths'] }) } },
-        },
-      },
-      '/docs': {
-        get: {
-          operationId: 'reference', summary: 'Interactive reference (HTML)', security: [],
-          responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
-        },
-      },
+      ...common.paths,
     },
-    components: {
-      schemas: { Error: schema(s.errorEnvelope, 'output') },
-      securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'CRAWLER_TOKEN; the service is open (and listens on loopback only) when it is unset.' },
-        metricsBearer: { type: 'http', scheme: 'bearer', description: 'METRICS_BEARER_TOKEN.' },
-      },
-    },
+    components: common.components,
   }
 }

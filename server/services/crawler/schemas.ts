@@ -65,6 +65,3 @@ export const fetchResult = v.strictObject({
   fetched_at: ms,
 })
 
-export const errorEnvelope = v.strictObject({
-  error: v.string(), code: v.string(), data: v.record(v.string(), v.unknown()),
-})

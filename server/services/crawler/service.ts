@@ -10,7 +10,6 @@
 //   GET    /api/v1/websites/:domain/urls
 //   POST   /api/v1/urls/fetch              {urls, word_count_threshold?}
 //   GET    /health, /metrics/crawler, /openapi.json, /docs
-import type { AddressInfo } from 'node:net'
 import type { Config } from '../../core/config.ts'
 import { ownerPool, type Sql } from '../../core/db/connection.ts'
 import type { Logger } from '../../core/log.ts'
@@ -19,7 +18,9 @@ import { HostGate, normalizeUrl } from '../../core/crawl/crawl.ts'
 import { scanWebsite } from '../../core/crawl/scan.ts'
 import { crawlerSettings, type CrawlerSettings } from '../../core/crawl/settings.ts'
 import { ServiceError, jsonBody, writeJson } from '../../core/internal-service/http.ts'
-import { commonRoutes, createServiceServer, type Handler, type ServiceRequest, type ServiceRoute } from '../../core/internal-service/app.ts'
+import {
+  commonRoutes, startServiceServer, type Handler, type RunningServiceServer, type ServiceRequest, type ServiceRoute,
+} from '../../core/internal-service/app.ts'
 import { startJobRunner, type JobRunner } from '../../core/internal-service/runner.ts'
 import { fetchBody, websiteBody } from './schemas.ts'
 import { readPageLive, type LiveRead, type Polite, type RobotsCache } from './read-page.ts'
@@ -27,8 +28,6 @@ import { createCrawlerMetrics, type CrawlerMetrics } from './metrics.ts'
 import { crawlerDocument } from './openapi.ts'
 
 export const CRAWLER_API_VERSION = '1.0.0'
-/** Running scans get this long on shutdown before they are released to another worker. */
-const RUNNER_GRACE_MS = 5_000
 
 export interface CrawlerServiceOptions {
   log: Logger
@@ -38,11 +37,7 @@ export interface CrawlerServiceOptions {
   runner?: boolean
 }
 
-export interface RunningCrawlerService {
-  url: string
-  port: number
-  close: () => Promise<void>
-}
+export type RunningCrawlerService = RunningServiceServer
 
 export async function startCrawlerService(config: Config, databaseUrl: string, options: CrawlerServiceOptions): Promise<RunningCrawlerService> {
   const { log } = options
@@ -68,29 +63,10 @@ export async function startCrawlerService(config: Config, databaseUrl: string, o
     }
   }
   const routes = crawlerRoutes({ config, sql, settings, metrics })
-  const server = createServiceServer(routes, { name: 'crawler', token: config.CRAWLER_TOKEN, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, log })
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      // Without a token the service answers anyone who reaches it: loopback only then.
-      server.listen(options.port ?? config.CRAWLER_PORT, config.CRAWLER_TOKEN ? '0.0.0.0' : '127.0.0.1', () => resolve())
-    })
-  } catch (error) {
-    await runner?.stop(0)
-    await sql.end({ timeout: 5 })
-    throw error
-  }
-  const port = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await runner?.stop(RUNNER_GRACE_MS)
-      await sql.end({ timeout: 5 })
-    },
-  }
+  return startServiceServer(routes, {
+    name: 'crawler', token: config.CRAWLER_TOKEN, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, log,
+    port: options.port ?? config.CRAWLER_PORT, runner, sql,
+  })
 }
 
 interface Deps {

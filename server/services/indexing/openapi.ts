@@ -1,6 +1,6 @@
 // The indexing service's own OpenAPI 3.1 document, built from the valibot schemas
 // that check its requests (schemas.ts); /docs renders it (server/core/internal-service).
-import { jsonSchemaOf as schema } from '../../core/internal-service/docs.ts'
+import { commonDocument, jsonSchemaOf as schema } from '../../core/internal-service/docs.ts'
 import { limit } from '../../core/limits.ts'
 import * as s from './schemas.ts'
 
@@ -27,6 +27,7 @@ const fileIdParameter = {
 }
 
 export function indexingDocument(version: string): Json {
+  const common = commonDocument('rag', 'INDEXING_TOKEN')
   const uploadMaxBytes = limit('indexing.uploadMaxBytes')
   return {
     openapi: '3.1.0',
@@ -105,45 +106,8 @@ export function indexingDocument(version: string): Json {
           responses: { 204: { description: 'Removed' }, ...pick(401, 404, 409, 500) },
         },
       },
-      '/health': {
-        get: {
-          operationId: 'health', summary: 'The service answers and its database does', security: [],
-          responses: {
-            200: { description: 'Healthy', content: json(schema(s.healthAnswer, 'output')) },
-            503: { description: 'The database does not answer', content: json(schema(s.unhealthyAnswer, 'output')) },
-          },
-        },
-      },
-      '/metrics/rag': {
-        get: {
-          operationId: 'metrics', summary: 'Prometheus metrics; bearer METRICS_BEARER_TOKEN (401 while it is unset)',
-          security: [{ metricsBearer: [] }],
-          responses: {
-            200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
-            401: error('UNAUTHORIZED: METRICS_BEARER_TOKEN is unset or not the bearer token sent'),
-            500: error('INTERNAL_ERROR'),
-          },
-        },
-      },
-      '/openapi.json': {
-        get: {
-          operationId: 'openApiDocument', summary: 'This document', security: [],
-          responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object', required: ['openapi', 'info', 'paths'] }) } },
-        },
-      },
-      '/docs': {
-        get: {
-          operationId: 'reference', summary: 'Interactive reference (HTML)', security: [],
-          responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
-        },
-      },
+      ...common.paths,
     },
-    components: {
-      schemas: { Error: schema(s.errorEnvelope, 'output') },
-      securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'INDEXING_TOKEN; the service is open when it is unset.' },
-        metricsBearer: { type: 'http', scheme: 'bearer', description: 'METRICS_BEARER_TOKEN.' },
-      },
-    },
+    components: common.components,
   }
 }

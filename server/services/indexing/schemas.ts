@@ -92,12 +92,3 @@ export const compareAnswer = v.strictObject({
     lines: v.pipe(v.number(), v.integer(), v.minValue(1)),
   })),
 })
-
-export const healthAnswer = v.strictObject({ status: v.literal('ok') })
-export const unhealthyAnswer = v.strictObject({ status: v.literal('unavailable') })
-
-export const errorEnvelope = v.strictObject({
-  error: v.string(),
-  code: v.string(),
-  data: v.record(v.string(), v.unknown()),
-})

@@ -9,7 +9,6 @@
 //   POST   /api/v1/documents/compare           {file_id_a, file_id_b}
 //   DELETE /api/v1/documents/:file_id
 //   GET    /health, /metrics/rag, /openapi.json, /docs
-import type { AddressInfo } from 'node:net'
 import type { Config } from '../../core/config.ts'
 import { ownerPool, type Sql } from '../../core/db/connection.ts'
 import type { Logger } from '../../core/log.ts'
@@ -19,7 +18,9 @@ import { indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../
 import { QUERY_EMBED_TIMEOUT_MS } from '../../core/indexing/query-embedder.ts'
 import { serviceEmbedder, type EmbeddingModel } from '../../core/indexing/embeddings.ts'
 import { ServiceError, invalidBody, jsonBody, writeJson, type Issue } from '../../core/internal-service/http.ts'
-import { commonRoutes, createServiceServer, type Handler, type ServiceRequest, type ServiceRoute } from '../../core/internal-service/app.ts'
+import {
+  commonRoutes, startServiceServer, type Handler, type RunningServiceServer, type ServiceRequest, type ServiceRoute,
+} from '../../core/internal-service/app.ts'
 import type { JobRunner } from '../../core/internal-service/runner.ts'
 import { readUpload } from './upload.ts'
 import { compareTexts } from './compare.ts'
@@ -40,14 +41,8 @@ export interface IndexingServiceOptions {
   runner?: boolean
 }
 
-export interface RunningIndexingService {
-  url: string
-  port: number
-  close: () => Promise<void>
-}
+export type RunningIndexingService = RunningServiceServer
 
-/** Running jobs get this long on shutdown before they are released to another worker. */
-const RUNNER_GRACE_MS = 5_000
 const fileNotFound = (fileId: string) =>
   new ServiceError(404, 'FILE_NOT_FOUND', 'No file with this file_id.', { file_id: fileId })
 
@@ -72,29 +67,10 @@ export async function startIndexingService(config: Config, databaseUrl: string, 
   }
 
   const routes = indexingRoutes({ config, sql, query, store, embedder, metrics, log, count })
-  const server = createServiceServer(routes, { name: 'indexing', token: config.INDEXING_TOKEN, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, log })
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      // Without a token the service answers anyone who reaches it: loopback only then.
-      server.listen(options.port ?? config.INDEXING_PORT, config.INDEXING_TOKEN ? '0.0.0.0' : '127.0.0.1', () => resolve())
-    })
-  } catch (error) {
-    await runner?.stop(0)
-    await sql.end({ timeout: 5 })
-    throw error
-  }
-  const port = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await runner?.stop(RUNNER_GRACE_MS)
-      await sql.end({ timeout: 5 })
-    },
-  }
+  return startServiceServer(routes, {
+    name: 'indexing', token: config.INDEXING_TOKEN, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, log,
+    port: options.port ?? config.INDEXING_PORT, runner, sql,
+  })
 }
 
 interface Deps {
