@@ -135,6 +135,18 @@ t.test('roles and organizations', async (t) => {
   t.same(mine.body.page.map((w: any) => w.id), [website.id])
 })
 
+t.test('a website\'s interval is changed by PATCH, by editors of its organization only', async (t) => {
+  const changed = await eddie.patch(`/api/v1/websites/${website.id}`, { scanInterval: 900 })
+  t.equal(changed.status, 200)
+  t.equal(changed.body.website.scanInterval, 900)
+  refused(t, await eddie.patch(`/api/v1/websites/${website.id}`, { scanInterval: 59 }), 400, 'INVALID_BODY', 'under a minute')
+  refused(t, await eddie.patch(`/api/v1/websites/${website.id}`, { scanInterval: 600, domain: 'x.example' }), 400, 'INVALID_BODY',
+    'the domain is the key, not a field')
+  refused(t, await max.patch(`/api/v1/websites/${website.id}`, { scanInterval: 600 }), 403, 'ROLE_FORBIDDEN', 'a member')
+  refused(t, await gina.patch(`/api/v1/websites/${website.id}`, { scanInterval: 600 }), 404, 'WEBSITE_NOT_FOUND', 'another organization')
+  t.equal((await max.get(`/api/v1/websites/${website.id}`)).body.website.scanInterval, 900, 'refusals changed nothing')
+})
+
 t.test('bad input is refused with every problem at once', async (t) => {
   const bad = await eddie.post('/api/v1/websites', { domain: '', scanInterval: 59 })
   refused(t, bad, 400, 'INVALID_BODY')
