@@ -9,6 +9,8 @@ import { CRAWLER_DEFAULTS } from './crawl/settings.ts'
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
   v.number(), v.minValue(0), v.maxValue(65535))
 const url = v.pipe(v.string(), v.url('must be a URL'))
+const replicas = v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number from 1 to 16'), v.transform(Number),
+  v.number(), v.minValue(1, 'must be a whole number from 1 to 16'), v.maxValue(16, 'must be a whole number from 1 to 16'))
 const bool = v.pipe(v.picklist(['true', 'false', '1', '0']), v.transform((s) => s === 'true' || s === '1'))
 
 const schema = v.object({
@@ -70,6 +72,11 @@ const schema = v.object({
   // BENCHMARKS.md: about two per core serves best, more mostly adds contention.
   DATABASE_POOL_SIZE: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
     v.number(), v.minValue(1), v.maxValue(200)), String(Math.max(4, availableParallelism() * 2))),
+  // How many API and worker processes the deployment runs side by side (docker-compose.yml
+  // scales the api and worker services by them and hands them to every process, so a
+  // count outside the spec's 1 to 16 stops the stack with this message, not a surprise).
+  API_REPLICAS: v.optional(replicas),
+  WORKER_REPLICAS: v.optional(replicas),
   // Jobs one worker process runs at once (runs, purges, indexing); measured in BENCHMARKS.md.
   WORKER_CONCURRENCY: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
     v.number(), v.minValue(1), v.maxValue(100)), '8'),
@@ -89,7 +96,9 @@ export type Config = v.InferOutput<typeof schema> & { publicBaseUrl: string }
 
 // Variables of this service share these prefixes; any other variable is the
 // environment's business, but a misspelt one of ours is caught here.
-const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT', 'WORKER_', 'MODEL_', 'BROWSER_SESSION']
+const ownPrefixes = ['DATABASE_', 'S3_', 'PUBLIC_BASE', 'METRICS_', 'INDEXING_', 'CRAWLER_', 'RATE_LIMIT', 'EMBEDDED_PG', 'REQUEST_TIMEOUT', 'WORKER_', 'MODEL_', 'BROWSER_SESSION',
+  // Only this name of the API_ family: other API_ variables belong to the environment.
+  'API_REPLICA']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = new Set(Object.keys(schema.entries))
