@@ -1,7 +1,9 @@
 # The service's image. One image for every process: the command chooses the mode
-# (all, api or worker; see server/main.ts). Node runs directly as PID 1 so that the
+# (all, api, worker, indexing or crawler; see server/main.ts), and the admin CLI runs
+# from it too (compose's migrate service). Node runs directly as PID 1 so that the
 # container's SIGTERM reaches the service, which stops within seconds.
-FROM node:20-bookworm-slim
+# The Node release the test suite runs on, by its full version: a rebuild gets the same one.
+FROM node:20.20.2-bookworm-slim
 # tesseract OCRs images for the indexing service (English; add tesseract-ocr-<lang>
 # packages for other scripts).
 RUN apt-get update \
