@@ -5,6 +5,10 @@
 // pinned and every long-running service health-checked.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { parse } from 'yaml'
 import { root } from './process.ts'
 import { loadConfig } from '../../server/core/config.ts'
@@ -192,6 +196,27 @@ t.test('PgBouncer pools by transaction, for the compose PostgreSQL, with the aut
   t.match(entrypoint, new RegExp(`auth_file=${authFile.replace(/[./]/g, '\\$&')}\\n`), 'the entrypoint writes that file')
   t.match(entrypoint, /exec pgbouncer \/etc\/pgbouncer\/pgbouncer\.ini/, 'and runs PgBouncer as the container\'s process')
   t.match(read('docker/pgbouncer.Dockerfile'), /apt-get install[^\n]*\bpgbouncer\b/, 'Debian\'s package')
+})
+
+t.test('the PgBouncer entrypoint writes each login\'s password, quotes and all, then hands over to PgBouncer', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tale-pgbouncer-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  // The script as shipped, but writing into the scratch directory, and a stand-in
+  // pgbouncer on the PATH that says what it was started with.
+  const authFile = path.join(dir, 'userlist.txt')
+  const script = read('docker/pgbouncer/entrypoint.sh').replace(/^auth_file=.*$/m, `auth_file=${authFile}`)
+  await writeFile(path.join(dir, 'entrypoint.sh'), script)
+  await writeFile(path.join(dir, 'pgbouncer'), '#!/bin/sh\necho "pgbouncer $*"\n', { mode: 0o755 })
+  const env = { PATH: `${dir}:${process.env.PATH}`, POSTGRES_USER: 'tale', POSTGRES_PASSWORD: 'say "hi" $HOME \\ ok', REQUEST_LOGIN_PASSWORD: 'req' }
+  const run = (vars: Record<string, string>) => spawnSync('sh', [path.join(dir, 'entrypoint.sh')], { env: vars, encoding: 'utf8' })
+  const started = run(env)
+  t.equal(started.status, 0, started.stderr)
+  t.equal(started.stdout, 'pgbouncer /etc/pgbouncer/pgbouncer.ini\n', 'PgBouncer runs with the configuration file')
+  t.equal(await readFile(authFile, 'utf8'), '"tale" "say ""hi"" $HOME \\ ok"\n"api_login" "req"\n')
+  t.equal((await stat(authFile)).mode & 0o777, 0o600, 'only its owner reads the passwords')
+  const missing = run({ PATH: env.PATH, POSTGRES_USER: 'tale', POSTGRES_PASSWORD: 'x' })
+  t.not(missing.status, 0, 'a missing password stops the container')
+  t.match(missing.stderr, /REQUEST_LOGIN_PASSWORD/)
 })
 
 t.test('PostgreSQL preloads pg_cron and has pgvector and rum', async (t) => {
