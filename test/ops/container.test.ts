@@ -13,6 +13,8 @@ import { parse } from 'yaml'
 import { root } from './process.ts'
 import { loadConfig } from '../../server/core/config.ts'
 import { allRoutes } from '../../server/service.ts'
+import { createApp, MAX_HEADER_BYTES } from '../../server/app.ts'
+import { createLogger } from '../../server/core/log.ts'
 import { DEFAULT_BODY_LIMIT } from '../../server/transport/json-body.ts'
 
 const read = (file: string) => readFileSync(`${root}${file}`, 'utf8')
@@ -338,6 +340,14 @@ t.test('the proxy balances over every api replica, re-reading Docker\'s DNS', as
   t.ok(upstream.some((d) => d.name === 'zone'), 'a re-resolved upstream needs a shared zone')
 })
 
+t.test('the proxy drops an idle connection to a replica before the API would close it', async (t) => {
+  const upstream = only(http, 'upstream', ['api']).block!
+  t.ok(upstream.some((d) => d.name === 'keepalive'), 'connections to the replicas are reused')
+  const api = createApp({ config: loadConfig({ DATABASE_URL: 'postgres://unused', PORT: '0' }), requests: null as never, routes: [], log: createLogger('silent') })
+  const proxyIdle = milliseconds(only(upstream, 'keepalive_timeout').args[0]!)
+  t.ok(proxyIdle < api.keepAliveTimeout, `the proxy lets go after ${proxyIdle} ms, the API after ${api.keepAliveTimeout} ms`)
+})
+
 t.test('the proxy answers /health itself, as the API\'s /health does', async (t) => {
   const health = only(server, 'location', ['=', '/health']).block!
   const [status, body] = only(health, 'return').args
@@ -354,6 +364,9 @@ t.test('the proxy streams responses and passes the API\'s largest body and its t
   const allowed = bytes(effective('client_max_body_size')![0]!)
   t.ok(allowed >= largest, `client_max_body_size (${allowed}) lets the largest body (${largest}) through`)
   t.ok(allowed < largest + 1024 * 1024, 'and is no larger than the API would take, to the MiB')
+  // One header line as long as the API takes fits a buffer.
+  const [, headerBuffer] = effective('large_client_header_buffers')!
+  t.ok(bytes(headerBuffer!) >= MAX_HEADER_BYTES, `a header line of ${MAX_HEADER_BYTES} bytes reaches the API`)
   const requestTimeout = loadConfig({}).REQUEST_TIMEOUT_MS
   for (const name of ['client_header_timeout', 'client_body_timeout', 'send_timeout', 'proxy_send_timeout', 'proxy_read_timeout']) {
     const value = effective(name)?.[0]
