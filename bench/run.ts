@@ -13,18 +13,16 @@
 //   BENCH_ONLY=crawler npm run bench   (a website of 2,000 pages crawled by the worker)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 //   BENCH_DATABASE=tale_bench_2 npm run bench (the database it drops and makes; default tale_bench)
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import type { ChildProcess } from 'node:child_process'
 import postgres from 'postgres'
 import autocannon from 'autocannon'
-import { ownerPool, requestPool } from '../server/core/db/connection.ts'
-import { migrate } from '../server/core/db/migrate.ts'
-import { seed } from '../server/admin/operations.ts'
+import { requestPool } from '../server/core/db/connection.ts'
 import { hashApiKey } from '../server/auth/credentials.ts'
 import { rateBudgets } from '../server/auth/rate-budgets.ts'
-import { startEmbedded } from '../server/core/db/embedded.ts'
 import { loadConfig } from '../server/core/config.ts'
 import { callOperation } from '../server/transport/operation.ts'
+import { benchDatabaseName, benchServer, prepareDatabase } from './database.ts'
+import * as service from './service.ts'
 import { benchEmptyJobs, benchRuns, deployTrivial } from './runs.ts'
 import { benchWebhooks, type WebhookFigures } from './webhooks.ts'
 import { benchTasks, type TaskFigures } from './tasks.ts'
@@ -42,72 +40,13 @@ const PORT = Number(process.env.BENCH_PORT ?? 3900)
 const SCALE = 1_000_000
 // The worker's concurrency in the service under test.
 const WORKER_CONCURRENCY = Number(process.env.WORKER_CONCURRENCY ?? 8)
-// Dropped and made again by every run: two checkouts benchmarking against one server
-// need a name each.
-const DATABASE = process.env.BENCH_DATABASE ?? 'tale_bench'
-if (!/^[a-z_][a-z0-9_]*$/.test(DATABASE)) throw new Error('BENCH_DATABASE must be a plain lower-case name')
+const DATABASE = benchDatabaseName('tale_bench')
 
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
-}
-
-async function prepareDatabase(baseUrl: string): Promise<{ url: string; key: string }> {
-  const maintenance = postgres(withDatabase(baseUrl, 'postgres'), { max: 1, onnotice: () => {} })
-  await maintenance.unsafe(`drop database if exists ${DATABASE} with (force)`)
-  await maintenance.unsafe(`create database ${DATABASE}`)
-  await maintenance.end()
-  const url = withDatabase(baseUrl, DATABASE)
-  const owner = ownerPool(url, 1)
-  await migrate(owner, url)
-  const seeded = await seed(owner, {
-    organizations: [{ slug: 'bench', name: 'Bench' }],
-    users: [{ email: 'owner@bench.test', name: 'Bench Owner', emailVerified: true,
-              memberships: [{ org: 'bench', role: 'owner', disabled: false }], keys: [{ name: 'bench', expiresAt: null }] }],
-    teams: [], projects: [], providers: [], models: [], secrets: [], grants: [],
-  })
-  // Created through the same SQL as POST /api/v1/projects, with explicit keys so
-  // seeding does not spend its time re-deriving colliding keys.
-  await owner`
-    select app.operator_project_create(app.operator_org_id('bench'), app.operator_user_id('owner@bench.test'),
-                                       'Project ' || n, 'P' || n)
-      from generate_series(1, ${PROJECTS}) n`
-  await owner`analyze`
-  await owner.end()
-  return { url, key: seeded.users['owner@bench.test']!.keys.bench! }
-}
-
-/**
- * The service as `npm start` runs it, or one of its parts (`api`, `worker`). `env` adds
- * to its environment; with `log`, its stderr is piped for the caller to read.
- */
-function spawnService(url: string, mode: 'all' | 'api' | 'worker', env: Record<string, string> = {}, log = false): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', mode], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), RATE_LIMIT_SCALE: String(SCALE),
-           LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env },
-    stdio: ['ignore', 'pipe', log ? 'pipe' : 'inherit'],
-  })
-}
-
-async function stopService(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  child.kill('SIGTERM')
-  await once(child, 'exit')
-}
-
-async function startServer(url: string, mode: 'all' | 'api' = 'all', env: Record<string, string> = {}, log = false): Promise<ChildProcess> {
-  const child = spawnService(url, mode, env, log)
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${PORT}/api/health`)).ok) return child
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  child.kill()
-  throw new Error('the service did not start')
-}
+const spawnService = (url: string, mode: 'all' | 'api' | 'worker', env: Record<string, string> = {}, log = false): ChildProcess =>
+  service.spawnService(url, mode, { port: PORT, rateScale: SCALE, env, log })
+const stopService = service.stopService
+const startServer = (url: string, mode: 'all' | 'api' = 'all', env: Record<string, string> = {}, log = false): Promise<ChildProcess> =>
+  service.startServer(url, mode, { port: PORT, rateScale: SCALE, env, log })
 
 async function loadHttp(path: string, key: string): Promise<Figures> {
   const result = await autocannon({
@@ -135,9 +74,8 @@ const statementsOf = (url: string, path: string, key: string, requests: number) 
     await fetch(`${serviceUrl}${path}`, { headers: { authorization: `Bearer ${key}` } }).then((res) => res.arrayBuffer())
   })
 
-const embedded = process.env.DATABASE_URL ? null : await startEmbedded({ dataDir: '.data/bench-postgres', port: 54331, database: 'postgres' })
-const baseUrl = process.env.DATABASE_URL ?? embedded!.url
-const { url, key } = await prepareDatabase(baseUrl)
+const database = await benchServer()
+const { url, key } = await prepareDatabase(database.baseUrl, DATABASE, PROJECTS)
 const server = await startServer(url)
 const only = process.env.BENCH_ONLY
 try {
@@ -317,6 +255,6 @@ try {
   process.stdout.write(lines.join('\n'))
 } finally {
   await stopService(server)
-  await embedded?.stop()
+  await database.stop()
 }
 process.exit(0)

@@ -19,7 +19,6 @@
 // Any request with a key other than `sk-fake` is answered 401.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Test } from 'tap'
 
 export interface FakeProvider {
   url: string
@@ -29,7 +28,10 @@ export interface FakeProvider {
 
 const KEY = 'Bearer sk-fake'
 
-export async function fakeProvider(t: Test): Promise<FakeProvider> {
+/** What closes the provider at the end: a tap test, or the soak's own list of teardowns. */
+export interface Teardowns { teardown(close: () => Promise<void>): void }
+
+export async function fakeProvider(t: Teardowns): Promise<FakeProvider> {
   const requests: any[] = []
   const hanging = new Set<http.ServerResponse>()
   const server = http.createServer(async (req, res) => {
