@@ -31,7 +31,10 @@ export async function stopService(child: ChildProcess): Promise<void> {
 /** A service that serves HTTP (`all` or `api`), once /api/health answers. */
 export async function startServer(url: string, mode: 'all' | 'api', options: ServiceOptions): Promise<ChildProcess> {
   const child = spawnService(url, mode, options)
-  for (let i = 0; i < 100; i++) {
+  // A minute: on a machine shared with other loads, start-up (tsx compiling the
+  // sources, the migrations' advisory lock) has taken more than 20 s.
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before answering`)
     try {
       if ((await fetch(`http://127.0.0.1:${options.port}/api/health`)).ok) return child
     } catch { /* not up yet */ }
