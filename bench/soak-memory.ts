@@ -19,6 +19,8 @@ export interface MemoryTrend {
   peakMiB: number
   /** Least squares over the second half of the measured window, MiB per minute. */
   slopeMiBPerMinute: number
+  /** The median of the last samples less the median of the first after the warm-up. */
+  netRiseMiB: number
   samplesInSecondHalf: number
   verdict: 'flat' | 'grew' | 'inconclusive'
 }
@@ -79,11 +81,20 @@ export function slopePerMinute(samples: MemorySample[]): number {
   return variance === 0 ? 0 : covariance / variance * 60
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
+
 /**
  * The trend of one process over the window from `warmUpSeconds` to the end. The first
- * half of that window is where caches, pools and V8's heap settle; a slope above
- * `limitMiBPerMinute` over the second half is growth. With fewer than `minimumSamples`
- * there, RSS's own noise (a collection frees a few MiB at once) outweighs any slope.
+ * half of that window is where caches, pools and V8's heap settle; growth is a slope
+ * above `limitMiBPerMinute` over the second half that also shows as a net rise from the
+ * start of the window to its end (of at least that rate over the second half). The
+ * slope alone misreads a single step, V8 taking a few more MiB of heap once early in
+ * the second half and keeping them, as a trend, even when the process ends below where
+ * it started. With fewer than `minimumSamples` in the second half, RSS's own noise (a
+ * collection frees a few MiB at once) outweighs any slope.
  */
 export function memoryTrend(idleMiB: number, samples: MemorySample[], warmUpSeconds: number,
   limitMiBPerMinute: number, minimumSamples = 12): MemoryTrend {
@@ -94,9 +105,13 @@ export function memoryTrend(idleMiB: number, samples: MemorySample[], warmUpSeco
   const middle = (first.at + last.at) / 2
   const secondHalf = measured.filter((s) => s.at >= middle)
   const slope = slopePerMinute(secondHalf)
-  const verdict = secondHalf.length < minimumSamples ? 'inconclusive' : slope > limitMiBPerMinute ? 'grew' : 'flat'
+  // Five samples at each end: one collection more or less does not decide it.
+  const netRise = median(measured.slice(-5).map((s) => s.rssMiB)) - median(measured.slice(0, 5).map((s) => s.rssMiB))
+  const secondHalfMinutes = (last.at - middle) / 60
+  const verdict = secondHalf.length < minimumSamples ? 'inconclusive'
+    : slope > limitMiBPerMinute && netRise > limitMiBPerMinute * secondHalfMinutes ? 'grew' : 'flat'
   return {
     idleMiB, startMiB: first.rssMiB, endMiB: last.rssMiB, peakMiB: Math.max(...measured.map((s) => s.rssMiB)),
-    slopeMiBPerMinute: slope, samplesInSecondHalf: secondHalf.length, verdict,
+    slopeMiBPerMinute: slope, netRiseMiB: netRise, samplesInSecondHalf: secondHalf.length, verdict,
   }
 }
