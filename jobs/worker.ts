@@ -21,6 +21,7 @@ import { generateReply } from './tasks/generate-reply.ts'
 import { runAgent } from './tasks/run-agent.ts'
 import { crawlWebsite } from './tasks/crawl-website.ts'
 import { CRAWLER_DEFAULTS, type CrawlerSettings } from '../server/core/crawl/settings.ts'
+import { startHeartbeat, type Heartbeat } from './heartbeat.ts'
 
 /** How long a model provider may stay silent before a call fails with timeout. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 60_000
@@ -143,9 +144,20 @@ export async function startWorker(connectionString: string, options: WorkerOptio
     await pool.end()
     throw error
   }
+  let heartbeat: Heartbeat
+  try {
+    heartbeat = await startHeartbeat(pool, { concurrency: options.concurrency ?? 2,
+      onError: (error) => logger?.warn(`the worker heartbeat failed: ${error.message}`) })
+  } catch (error) {
+    await runner.stop().catch(() => {})
+    await pool.end()
+    throw error
+  }
   return {
     promise: runner.promise,
     stop: async ({ graceMs }: { graceMs?: number } = {}) => {
+      // The row goes first: a stopping worker takes no new job, so it no longer counts.
+      await heartbeat.stop()
       const stopped = runner.stop()
       if (graceMs !== undefined) {
         let timer: NodeJS.Timeout | undefined

@@ -7,6 +7,7 @@ import { loadConfig } from '../core/config.ts'
 import { resolveDatabase } from '../core/db/database.ts'
 import { ownerPool, type Sql } from '../core/db/connection.ts'
 import { migrate } from '../core/db/migrate.ts'
+import { status } from './status.ts'
 import { describeDatabaseError, LEVELS, ROLES } from './errors.ts'
 import { addHarness, addMember, addModel, MODEL_CAPABILITIES, createKey, createOrganization, createUser, grantProjectAccess, listHarnesses, removeHarness, revokeKey, rotateIssuerKeys, seed, seedSchema, setUploadPolicy } from './operations.ts'
 
@@ -18,6 +19,10 @@ interface Command {
 // One entry per command: the general help lists them, `<command> --help` prints one.
 const commands: Record<string, Command> = {
   migrate: { usage: 'migrate', does: 'applies pending migrations' },
+  status: {
+    usage: 'status',
+    does: 'reports the migrations applied and pending, the live workers and the job queue by task, changing nothing',
+  },
   seed: { usage: 'seed --file F', does: 'creates what a seed file describes in one transaction (F may be - for standard input)' },
   'org create': { usage: 'org create --slug S --name N', does: 'creates an organization' },
   'org upload-policy': {
@@ -115,6 +120,8 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
   switch (command) {
     case 'migrate':
       return migrate(sql, databaseUrl)
+    case 'status':
+      return status(sql)
     case 'seed': {
       const file = required(values, 'file')
       const text = file === '-' ? await readStdin() : await readFile(file, 'utf8')

@@ -159,3 +159,36 @@ async function migrateJobQueue(databaseUrl: string): Promise<void> {
 // graphile-worker reports each of its migrations at info level; the service reports
 // its own migration summary instead.
 const quietLogger = new Logger(() => () => {})
+
+export interface MigrationStatus {
+  /** Schema files recorded as applied, by file name, in name order. */
+  applied: string[]
+  /** Schema files on disk not recorded yet: the next migration applies them. */
+  pending: string[]
+  /** Function, policy and limits files whose text differs from what was applied: re-applied next time. */
+  changed: string[]
+  /**
+   * Schema files recorded but not on disk: the database was migrated by a newer
+   * release (an old replica during a blue-green rollout sees this).
+   */
+  unknown: string[]
+}
+
+/** What `migrate` would do, read without a lock and without changing anything. */
+export async function migrationStatus(sql: Sql, root = dbRoot): Promise<MigrationStatus> {
+  const files = await readSqlFiles(root)
+  const [table] = await sql<{ exists: boolean }[]>`select to_regclass('public.schema_migrations') is not null as exists`
+  const recorded = table!.exists
+    ? await sql<{ kind: string; name: string; checksum: string }[]>`select kind, name, checksum from public.schema_migrations`
+    : []
+  const done = new Map(recorded.map((row) => [`${row.kind}/${row.name}`, row.checksum]))
+  const onDisk = new Set(files.filter((f) => f.kind === 'schema').map((f) => f.name))
+  const schema = files.filter((f) => f.kind === 'schema')
+  return {
+    applied: schema.filter((f) => done.has(`schema/${f.name}`)).map((f) => f.name)
+      .concat(recorded.filter((r) => r.kind === 'schema' && !onDisk.has(r.name)).map((r) => r.name)).sort(),
+    pending: schema.filter((f) => !done.has(`schema/${f.name}`)).map((f) => f.name),
+    changed: files.filter((f) => f.kind !== 'schema' && done.get(`${f.kind}/${f.name}`) !== f.checksum).map((f) => `${f.kind}/${f.name}`),
+    unknown: recorded.filter((r) => r.kind === 'schema' && !onDisk.has(r.name)).map((r) => r.name).sort(),
+  }
+}
