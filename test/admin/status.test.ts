@@ -67,6 +67,16 @@ t.test('after admin migrate: nothing pending, and the newest migration applied',
   t.equal(status.migrations.upToDate, true)
 })
 
+t.test('a file a newer release applied is reported as unknown, as an old replica sees it during a rollout', async (t) => {
+  await owner`insert into public.schema_migrations (kind, name, checksum) values ('schema', '9999_from_a_newer_release.sql', 'x')`
+  t.teardown(() => owner`delete from public.schema_migrations where name = '9999_from_a_newer_release.sql'`.then(() => {}))
+  const status = await adminStatus(url)
+  t.same(status.migrations.unknown, ['9999_from_a_newer_release.sql'])
+  t.equal(status.migrations.applied.at(-1), '9999_from_a_newer_release.sql')
+  t.same(status.migrations.pending, [])
+  t.equal(status.migrations.upToDate, true, 'nothing this release has is pending')
+})
+
 t.test('a live worker and the queue by task', async (t) => {
   // Jobs of a task no worker knows stay where they are put: ready, scheduled, running
   // (locked as a worker locks them) and failed (out of attempts).
