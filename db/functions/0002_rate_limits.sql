@@ -65,6 +65,9 @@ begin
       if cardinality(taken) > 0 then
         update app.rate_buckets r set tokens = r.tokens + 1 where r.bucket = any (taken);
       end if;
+      -- Which bucket refused, for the 429's budget (app.refused_budget): a side output
+      -- rather than a second return value, so every caller keeps reading one integer.
+      perform set_config('app.refused_bucket', spec.key, true);
       return greatest(1, app.bucket_wait(left_over, spec.per_minute));
     end if;
     taken := taken || spec.key;
@@ -73,6 +76,26 @@ begin
 end $$;
 
 drop function if exists app.peek_tokens(jsonb);
+
+-- The budget a bucket belongs to, by its key ('user:<id>:<budget>', 'authfail:<address>',
+-- 'webhook-sender:<address>', 'webhook-trigger:<id>', 'signin-...'): what a 429 names to
+-- the server's metrics, which must never hold an address or an id.
+create or replace function app.budget_of(bucket text) returns text language sql immutable as $$
+  select case
+    when bucket like 'user:%' then split_part(bucket, ':', 3)
+    when bucket like 'authfail:%' then 'authFailures'
+    when bucket like 'webhook-sender:%' then 'webhookSender'
+    when bucket like 'webhook-trigger:%' then 'webhookTrigger'
+    when bucket like 'signin-address:%' then 'signInAddress'
+    when bucket like 'signin-account:%' then 'signInAccount'
+    else 'unknown'
+  end
+$$;
+
+-- The budget of the bucket app.take_tokens last refused in this transaction.
+create or replace function app.refused_budget() returns text language sql stable as $$
+  select app.budget_of(coalesce(current_setting('app.refused_bucket', true), ''))
+$$;
 
 -- Buckets untouched for an hour are full again; forgetting them changes nothing.
 create or replace function app.forget_idle_rate_buckets() returns integer
@@ -98,9 +121,10 @@ declare
   wait integer := app.take_tokens(jsonb_build_array(app.user_bucket(budget)));
 begin
   if wait > 0 then
-    perform app.fail('RATE_LIMITED', 429, refusal, jsonb_build_object('retryAfter', wait));
+    perform app.fail('RATE_LIMITED', 429, refusal, jsonb_build_object('retryAfter', wait, 'budget', budget));
   end if;
 end $$;
 
 -- app.forget_idle_rate_buckets is the worker's.
-grant execute on function app.bucket_level, app.bucket_wait, app.take_tokens, app.user_bucket, app.spend_user_budget to api;
+grant execute on function app.bucket_level, app.bucket_wait, app.take_tokens, app.budget_of, app.refused_budget,
+  app.user_bucket, app.spend_user_budget to api;

@@ -25,6 +25,7 @@ language plpgsql security definer set search_path = pg_catalog, app as $$
 declare
   key app.api_keys;
   wait integer;
+  refused text;
   wanted_slug text := nullif(lower(btrim(request->>'orgSlug')), '');
   -- The app's session requests select their organization by id (?orgId=).
   wanted_id uuid := app.as_uuid(request->>'orgId');
@@ -49,7 +50,8 @@ begin
    where r.bucket = 'authfail:' || coalesce(request->>'source', '');
   if wait > 0 then
     return jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
-      'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait));
+      'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait,
+      'budget', 'authFailures'));
   end if;
 
   if by_session then
@@ -66,7 +68,8 @@ begin
     wait := app.take_tokens(app.failed_authentication_bucket(request));
     if wait > 0 then
       return jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
-        'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait));
+        'message', 'Too many failed authentication attempts from this address.', 'retryAfter', wait,
+        'budget', 'authFailures'));
     end if;
     return jsonb_build_object('error', jsonb_build_object('code', 'UNAUTHORIZED', 'status', 401,
       'message', case when by_session then 'Sign in first: the session is missing, expired or ended.'
@@ -75,14 +78,16 @@ begin
 
   -- A holder already over budget is refused before any work (the exact charge comes
   -- after the operation, in app.handle).
-  select max(app.bucket_wait(app.bucket_level(r.tokens, r.refreshed_at, at, (b->>'perMinute')::double precision,
-                                               (b->>'burst')::double precision),
-                              (b->>'perMinute')::double precision))
-    into wait
+  -- The longest wait names the budget refusing.
+  select app.bucket_wait(app.bucket_level(r.tokens, r.refreshed_at, at, (b->>'perMinute')::double precision,
+                                          (b->>'burst')::double precision),
+                         (b->>'perMinute')::double precision), b->>'name'
+    into wait, refused
     from jsonb_array_elements(coalesce(request->'buckets', '[]')) b
-    join app.rate_buckets r on r.bucket = 'user:' || key.user_id || ':' || (b->>'name');
+    join app.rate_buckets r on r.bucket = 'user:' || key.user_id || ':' || (b->>'name')
+   order by 1 desc limit 1;
   if wait > 0 then
-    return app.rate_limited(wait);
+    return app.rate_limited(wait, refused);
   end if;
 
   -- A write per request would make the key row hot; minute precision is enough.
@@ -187,9 +192,11 @@ begin
   return app.take_tokens(app.key_holder_buckets(holder, request));
 end $$;
 
-create or replace function app.rate_limited(wait integer) returns jsonb language sql immutable as $$
+-- budget: the one refusing (app.refused_budget), for the server's metrics; never sent.
+drop function if exists app.rate_limited(integer);
+create or replace function app.rate_limited(wait integer, budget text) returns jsonb language sql immutable as $$
   select jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
-    'message', 'Rate limit reached; retry after the indicated number of seconds.', 'retryAfter', wait))
+    'message', 'Rate limit reached; retry after the indicated number of seconds.', 'retryAfter', wait, 'budget', budget))
 $$;
 
 -- One request, one statement: authenticate, run the operation under the caller's
@@ -220,7 +227,7 @@ begin
     if holder is not null then
       wait := app.charge_key_holder(holder, request);
       if wait > 0 then
-        return app.rate_limited(wait);
+        return app.rate_limited(wait, app.refused_budget());
       end if;
     end if;
     return outcome;
@@ -230,12 +237,18 @@ begin
     execute format('select api.%I($1)', operation) into result using args;
     wait := app.charge_key_holder(holder, request);
     if wait > 0 then
-      raise exception using errcode = 'TL429', message = wait::text;
+      -- Rolling the operation back forgets the refused bucket: its budget rides along.
+      raise exception using errcode = 'TL429', message = wait::text, detail = app.refused_budget();
     end if;
     return jsonb_build_object('ok', true, 'body', result);
   exception
     when sqlstate 'TL429' then
-      return app.rate_limited(sqlerrm::integer);
+      declare
+        budget text;
+      begin
+        get stacked diagnostics budget = pg_exception_detail;
+        return app.rate_limited(sqlerrm::integer, budget);
+      end;
     when sqlstate 'TL000' then
       declare
         detail text;
@@ -246,7 +259,7 @@ begin
   end;
   wait := app.charge_key_holder(holder, request);
   if wait > 0 then
-    return app.rate_limited(wait);
+    return app.rate_limited(wait, app.refused_budget());
   end if;
   return refusal;
 end $$;

@@ -16,10 +16,12 @@ create or replace function app.webhook_not_found() returns jsonb language sql im
   select app.webhook_refusal('NOT_FOUND', 404, 'Not found.')
 $$;
 
-create or replace function app.webhook_rate_limited(wait integer) returns jsonb language sql immutable as $$
+-- budget: the one refusing, for the server's metrics; never sent.
+drop function if exists app.webhook_rate_limited(integer);
+create or replace function app.webhook_rate_limited(wait integer, budget text) returns jsonb language sql immutable as $$
   select jsonb_build_object('error', jsonb_build_object('code', 'RATE_LIMITED', 'status', 429,
     'message', 'Rate limit reached; retry after the indicated number of seconds.', 'data', '{}'::jsonb,
-    'retryAfter', wait))
+    'retryAfter', wait, 'budget', budget))
 $$;
 
 -- The whole seconds until a bucket holds a token, read without locking it (0: it does).
@@ -42,7 +44,7 @@ declare
   wait integer := app.take_tokens(buckets);
 begin
   if wait > 0 then
-    return app.webhook_rate_limited(wait);
+    return app.webhook_rate_limited(wait, app.refused_budget());
   end if;
   return outcome;
 end $$;
@@ -86,7 +88,7 @@ declare
 begin
   wait := app.bucket_peek(sender);
   if wait > 0 then
-    return app.webhook_rate_limited(wait);
+    return app.webhook_rate_limited(wait, 'webhookSender');
   end if;
 
   select * into t from app.automation_triggers
@@ -113,7 +115,7 @@ begin
     'perMinute', args->'triggerBudget'->'perMinute', 'burst', args->'triggerBudget'->'burst'));
   wait := app.bucket_peek(buckets->1);
   if wait > 0 then
-    return app.webhook_rate_limited(wait);
+    return app.webhook_rate_limited(wait, 'webhookTrigger');
   end if;
 
   select coalesce(array_agg(i.project_id), '{}') into installed from app.automation_installs i
@@ -203,10 +205,16 @@ begin
                                   'webhook', new_run, at);
     wait := app.take_tokens(buckets);
     if wait > 0 then
-      raise exception using errcode = 'TL429', message = wait::text;
+      -- Rolling the delivery back forgets the refused bucket: its budget rides along.
+      raise exception using errcode = 'TL429', message = wait::text, detail = app.refused_budget();
     end if;
   exception when sqlstate 'TL429' then
-    return app.webhook_rate_limited(sqlerrm::integer);
+    declare
+      budget text;
+    begin
+      get stacked diagnostics budget = pg_exception_detail;
+      return app.webhook_rate_limited(sqlerrm::integer, budget);
+    end;
   end;
   return jsonb_build_object('status', 202, 'body', jsonb_build_object('runId', new_run));
 end $$;

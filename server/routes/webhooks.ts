@@ -57,7 +57,7 @@ interface Version {
 
 type Outcome =
   | { status: number; body: Record<string, unknown> }
-  | { error: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number } }
+  | { error: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number; budget?: string } }
   | { revalidate: { automationId: string; version: number; inputs: unknown } }
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex')
@@ -72,7 +72,8 @@ const accepted = component('WebhookAccepted', v.strictObject({
   duplicate: v.optional(v.pipe(v.literal(true), v.description('This delivery was accepted before; no run was started'))),
 }))
 
-export function webhookRoutes(requests: Sql, budgets: RateBudgets): Route[] {
+/** onAccepted: told of each accepted delivery, and whether it repeated one (the metrics count them). */
+export function webhookRoutes(requests: Sql, budgets: RateBudgets, onAccepted: (duplicate: boolean) => void = () => {}): Route[] {
   const buckets = webhookBuckets(budgets)
   const versions = new Recent<string, Version>(CACHED_VERSIONS)
   // Per token hash, the version its automation had when a delivery last checked.
@@ -130,6 +131,7 @@ export function webhookRoutes(requests: Sql, budgets: RateBudgets): Route[] {
       if (outcome.error.status === 404) lastChecked.forget(tokenHash)
       throw refusal(outcome.error)
     }
+    onAccepted(outcome.body.duplicate === true)
     return { status: outcome.status, body: outcome.body }
   }
 
@@ -159,6 +161,6 @@ export function webhookRoutes(requests: Sql, budgets: RateBudgets): Route[] {
 function refusal(error: Extract<Outcome, { error: unknown }>['error']): HttpError {
   // Every token problem reads alike, whatever SQL said.
   if (error.status === 404) return opaqueNotFound()
-  if (error.status === 429) return rateLimited(error.retryAfter ?? 1, error.message)
+  if (error.status === 429) return rateLimited(error.retryAfter ?? 1, error.message, error.budget)
   return new HttpError(error.status, error.code, error.message, error.data ?? {})
 }

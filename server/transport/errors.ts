@@ -24,14 +24,31 @@ export const invalidBody = (message: string, issues: Issue[]) =>
 export const invalidQuery = (message: string, issues: Issue[]) =>
   new HttpError(400, 'INVALID_QUERY', message, { issues })
 
-export function rateLimited(retryAfterSeconds: number, message = 'Rate limit reached; retry after the indicated number of seconds.') {
+/** A 429, naming the budget that refused it (for the metrics; never sent: the spec sends no budget counters). */
+export class RateLimitedError extends HttpError {
+  constructor(readonly budget: string, seconds: number, message: string) {
+    super(429, 'RATE_LIMITED', message, {}, { 'retry-after': String(seconds) })
+  }
+}
+
+export function rateLimited(retryAfterSeconds: number, message = 'Rate limit reached; retry after the indicated number of seconds.',
+  budget = 'unknown') {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds))
-  return new HttpError(429, 'RATE_LIMITED', message, {}, { 'retry-after': String(seconds) })
+  return new RateLimitedError(budget, seconds, message)
 }
 
 const statusesWithRequestId = new Set([413, 414, 429, 500])
 
+// The refusal each response was answered with, for what observes requests once they
+// are answered (the metrics count 429s by budget and webhook refusals by code).
+const refusals = new WeakMap<ServerResponse, HttpError>()
+
+export function refusalOf(res: ServerResponse): HttpError | undefined {
+  return refusals.get(res)
+}
+
 export function writeError(res: ServerResponse, error: HttpError, requestId: string): void {
+  refusals.set(res, error)
   const body: Record<string, unknown> = { error: error.message, code: error.code, data: error.data }
   if (statusesWithRequestId.has(error.status)) body.requestId = requestId
   const text = JSON.stringify(body)

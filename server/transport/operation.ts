@@ -12,7 +12,7 @@ import { writeReply } from './respond.ts'
 export interface Outcome {
   /** The operation's JSON body as PostgreSQL wrote it, passed through unparsed. */
   body: string | null
-  error: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number } | null
+  error: { code: string; status: number; message: string; data?: Record<string, unknown>; retryAfter?: number; budget?: string } | null
   /** The organization the caller acts in, once authenticated. */
   organizationId: string | null
 }
@@ -104,7 +104,10 @@ export function operationServer(requests: Sql, budgets: RateBudgets, publicBaseU
 function refusal(error: NonNullable<Outcome['error']>): HttpError {
   const data = { ...(error.data ?? {}) }
   const retryAfter = error.retryAfter ?? (data.retryAfter as number | undefined)
+  // A budget an operation spends in SQL (app.spend_user_budget) is named in data.
+  const budget = error.budget ?? (data.budget as string | undefined)
   delete data.retryAfter
-  if (error.status === 429) return rateLimited(retryAfter ?? 1, error.message)
+  delete data.budget
+  if (error.status === 429) return rateLimited(retryAfter ?? 1, error.message, budget)
   return new HttpError(error.status, error.code, error.message, data)
 }
