@@ -204,6 +204,15 @@ export function commonRoutes(options: CommonRoutesOptions): ServiceRoute[] {
     { method: 'GET', path: '/health', open: true, handle: health },
     // Its own bearer token (METRICS_BEARER_TOKEN), checked by the handler.
     { method: 'GET', path: `/metrics/${options.metricsName}`, open: true, handle: scrape },
+    // Every other /metrics/ path asks for the same token before it says there is nothing
+    // there, so while the token is unset each of them answers 401.
+    {
+      method: 'GET', path: '/metrics/:name', open: true,
+      handle: async (req) => {
+        if (!options.metricsToken || !bearerMatches(req.headers.authorization, options.metricsToken)) throw unauthorized()
+        throw new ServiceError(404, 'NOT_FOUND', 'No such route.')
+      },
+    },
     { method: 'GET', path: '/openapi.json', open: true, handle: async (_req, res) => writeJson(res, 200, document ??= options.document()) },
     { method: 'GET', path: '/docs', open: true, handle: async (_req, res) => raw(res, 'text/html; charset=utf-8', page) },
     { method: 'GET', path: '/docs/init.js', open: true, handle: async (_req, res) => raw(res, 'text/javascript; charset=utf-8', DOCS_INIT) },
