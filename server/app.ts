@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream'
 import polka from 'polka'
 import type { Sql } from './core/db/connection.ts'
 import type { Config } from './core/config.ts'
-import { HttpError, internalError, writeError } from './transport/errors.ts'
+import { HttpError, internalError, refusalOf, writeError } from './transport/errors.ts'
 import { requestIdFor } from './transport/request-id.ts'
 import { writeReply } from './transport/respond.ts'
 import { operationServer } from './transport/operation.ts'
@@ -28,6 +28,10 @@ export interface AppDeps {
   routes: Route[]
   log: Logger
   mounts?: Mount[]
+  /** Sees each request once answered or abandoned, as its log line does (the metrics count them). */
+  observe?: (answered: {
+    method: string; route: string | null; status: number | null; seconds: number; refusal: HttpError | undefined
+  }) => void
 }
 
 /**
@@ -50,7 +54,7 @@ type Request = IncomingMessage & {
 
 const carriesVersion = (path: string) => path === '/api/v1' || path.startsWith('/api/v1/')
 
-export function createApp({ config, requests, routes, log, mounts = [] }: AppDeps): http.Server {
+export function createApp({ config, requests, routes, log, mounts = [], observe }: AppDeps): http.Server {
   const { serveOperation, serveHandler, authenticate } = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE), config.publicBaseUrl)
   const timeoutMs = config.REQUEST_TIMEOUT_MS
 
@@ -215,11 +219,16 @@ export function createApp({ config, requests, routes, log, mounts = [] }: AppDep
     const started = performance.now()
     res.once('close', () => {
       const organization = req.headers['x-organization-slug']
+      const elapsedMs = performance.now() - started
       log.info('request', {
         method: req.method, route: req.routePattern ?? null, status: res.statusCode,
-        durationMs: Math.round((performance.now() - started) * 10) / 10, requestId: req.requestId,
+        durationMs: Math.round(elapsedMs * 10) / 10, requestId: req.requestId,
         ...(typeof organization === 'string' && organization !== '' ? { organization } : {}),
         ...(res.writableFinished ? {} : { aborted: true }),
+      })
+      observe?.({
+        method: req.method ?? 'GET', route: req.routePattern ?? null, status: res.writableFinished ? res.statusCode : null,
+        seconds: elapsedMs / 1000, refusal: refusalOf(res),
       })
     })
   }

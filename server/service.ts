@@ -38,6 +38,9 @@ import { identityClientRoutes } from './routes/identity-clients.ts'
 import { createIssuer, type Issuer } from './oidc/issuer.ts'
 import { interactionRoutes } from './oidc/interaction.ts'
 import { queryEmbedder, type QueryEmbedder } from './core/indexing/query-embedder.ts'
+import { createApiMetrics, emptyMetricsSource, metricsServices, type ApiMetrics } from './metrics/api-metrics.ts'
+import { metricsRoutes } from './metrics/routes.ts'
+import { requestObserver } from './metrics/observe.ts'
 
 export interface RunningService {
   url: string
@@ -45,15 +48,18 @@ export interface RunningService {
   close: () => Promise<void>
 }
 
+/** metrics: the process's registries; without them (a listing of the routes) the metrics paths report nothing. */
 export function allRoutes(requests: Parameters<typeof healthRoutes>[0], config: Config, store: ObjectStore | null, issuer?: Issuer,
-  embedder: QueryEmbedder | null = null): Route[] {
+  embedder: QueryEmbedder | null = null, metrics?: ApiMetrics): Route[] {
   const routes: Route[] = [
     ...healthRoutes(requests, API_VERSION), ...identityRoutes, ...projectRoutes, ...folderRoutes(store), ...fileRoutes(store),
     ...documentRoutes(store), ...knowledgeRoutes(embedder), ...websiteRoutes(embedder),
     ...contactRoutes, ...productRoutes,
     ...skillRoutes, ...browserSessionRoutes(config.BROWSER_SESSION_KEY),
     ...automationRoutes, ...triggerRoutes, ...runRoutes, ...taskRoutes, ...agentRoutes, ...notificationRoutes, ...threadRoutes, ...mcpRoutes(API_VERSION),
-    ...webhookRoutes(requests, rateBudgets(config.RATE_LIMIT_SCALE)),
+    ...webhookRoutes(requests, rateBudgets(config.RATE_LIMIT_SCALE), metrics?.platform.webhookAccepted),
+    ...metricsRoutes({ token: config.METRICS_BEARER_TOKEN, platform: metrics?.platform ?? emptyMetricsSource(),
+      store: metrics?.store ?? emptyMetricsSource(), services: metricsServices(config) }),
     ...signInRoutes(requests, config), ...settingsRoutes(requests, config), ...competenceRoutes(requests, config),
     ...identityClientPages(requests, config),
     ...governanceRoutes,
@@ -81,8 +87,12 @@ export async function startService(config: Config, databaseUrl: string, options:
   const secrets = ownerPool(databaseUrl, 1)
   const embedder = queryEmbedder(async (text, params) => await secrets.unsafe(text, params as never[]) as never,
     { warn: log.warn })
-  const server = createApp({ config, requests, routes: allRoutes(requests, config, options.objectStore ?? null, issuer, embedder),
-    log, mounts: [issuer] })
+  // The metrics read the job queue and the statistics views on an owner connection of
+  // their own, opened at the first scrape.
+  const scrapes = ownerPool(databaseUrl, 1)
+  const metrics = createApiMetrics(scrapes)
+  const routes = allRoutes(requests, config, options.objectStore ?? null, issuer, embedder, metrics)
+  const server = createApp({ config, requests, routes, log, mounts: [issuer], observe: requestObserver(metrics.platform, routes) })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? config.PORT, '0.0.0.0', () => resolve())
@@ -98,6 +108,7 @@ export async function startService(config: Config, databaseUrl: string, options:
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await requests.end({ timeout: 5 })
       await secrets.end({ timeout: 5 })
+      await scrapes.end({ timeout: 5 })
     },
   }
 }

@@ -46,6 +46,10 @@ const schema = v.object({
   INDEXING_EMBEDDINGS_MODEL: v.optional(v.pipe(v.string(), v.minLength(1))),
   INDEXING_EMBEDDINGS_API_KEY: v.optional(v.string()),
   CRAWLER_PORT: v.optional(port, '8002'),
+  // Where the API reads the internal services' /metrics/rag and /metrics/crawler to
+  // serve them on its own port; unset, http://localhost:INDEXING_PORT and :CRAWLER_PORT.
+  INDEXING_URL: v.optional(url),
+  CRAWLER_URL: v.optional(url),
   // The crawler's bearer token, as INDEXING_TOKEN is the indexing service's.
   CRAWLER_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   // Politeness toward one host: requests in flight at once, and the least gap between

@@ -113,7 +113,7 @@ function operationObject(route: Route, shared: boolean): Json {
     responses,
   }
   if (route.family) operation['x-tale-pagination'] = route.family
-  if (route.kind === 'keyless') operation.security = []
+  if (route.kind === 'keyless') operation.security = route.security === 'metrics' ? [{ metricsBearer: [] }] : []
   if (session) operation.security = [{ session: [] }]
   if (route.body) {
     operation.requestBody = {
@@ -174,6 +174,10 @@ export function openApiDocument(routes: Route[], options: { version: string }): 
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An API key, sent whole' },
+        metricsBearer: {
+          type: 'http', scheme: 'bearer',
+          description: 'The METRICS_BEARER_TOKEN of the deployment (the /metrics/* paths); while it is unset they answer 401',
+        },
         session: {
           type: 'apiKey', in: 'cookie', name: 'tale_session',
           description: 'The app\'s sign-in (the /api/app routes); writes also need an Origin header of the service\'s own',

@@ -31,7 +31,11 @@ export const ERROR_CODES = [
   // or policy and names no codes).
   'IDENTITY_CLIENT_CALLBACK_INVALID', 'IDENTITY_CLIENT_CONFLICT', 'IDENTITY_CLIENT_NOT_FOUND',
   'INTERNAL_ERROR', 'INVALID_BODY', 'INVALID_CURSOR', 'INVALID_HEADER', 'INVALID_LIMIT', 'INVALID_QUERY',
-  'METHOD_NOT_ALLOWED', 'NOT_FOUND', 'OBJECT_STORE_UNAVAILABLE', 'OBJECT_STORE_UNCONFIGURED', 'ORG_FORBIDDEN',
+  'METHOD_NOT_ALLOWED',
+  // The API's /metrics/rag and /metrics/crawler when the service they are read from does
+  // not answer (the spec's 503 is for what the platform depends on being unavailable).
+  'METRICS_SOURCE_UNAVAILABLE',
+  'NOT_FOUND', 'OBJECT_STORE_UNAVAILABLE', 'OBJECT_STORE_UNCONFIGURED', 'ORG_FORBIDDEN',
   // The app's session routes (server/auth/session.ts, app.authenticate): a write from
   // another site; an organization requiring a second factor the session has not proven.
   'ORIGIN_FORBIDDEN', 'MFA_REQUIRED',

@@ -114,6 +114,8 @@ export interface KeylessRoute extends Common {
   opaque?: boolean
   /** The success status, for the OpenAPI document; 200 when unset. */
   status?: number
+  /** Asks for a bearer of its own, checked by its handler: the metrics' METRICS_BEARER_TOKEN. */
+  security?: 'metrics'
   handle: (req: IncomingMessage, input: Input) => Promise<Reply>
 }
 
