@@ -2,34 +2,15 @@
 // /metrics/crawler forwarded from their services, each answering only with
 // METRICS_BEARER_TOKEN (every /metrics/* path 401 while it is unset). Expositions are
 // parsed, never matched loosely.
-import t, { type Test } from 'tap'
+// The 429s by budget are in metrics-rate-limits.test.ts, the forwarded paths in
+// metrics-forwarding.test.ts.
+import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { world } from '../lib/world.ts'
-import { startTestService, type Response, type TestService } from '../lib/service.ts'
 import { refused } from '../lib/assert.ts'
-import { eventually } from '../lib/wait.ts'
-import { freshDatabase, pinClock } from '../lib/db.ts'
 import { deploy } from '../lib/automations.ts'
-import { parseExposition, samples, value, type Exposition } from '../lib/prometheus.ts'
-import { startIndexing } from '../indexing/indexing-service.ts'
-import { loadConfig } from '../../server/core/config.ts'
-import { createLogger } from '../../server/core/log.ts'
-import { startCrawlerService } from '../../server/services/crawler/service.ts'
-
-const TOKEN = 'metrics-token-0123456789abcdef'
-const PATHS = ['/metrics/platform', '/metrics/store', '/metrics/rag', '/metrics/crawler']
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
-
-async function scrape(t: Test, service: TestService, path: string): Promise<Exposition> {
-  const res = await service.request('GET', path, { headers: bearer(TOKEN) })
-  t.equal(res.status, 200, `${path} answers with the token`)
-  t.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/, `${path} is the Prometheus text format`)
-  return parseExposition(res.text)
-}
-
-/** Scrapes until the exposition shows what is awaited (counters are updated once a request's answer is sent). */
-const scrapeUntil = (t: Test, service: TestService, path: string, done: (exposition: Exposition) => boolean) =>
-  eventually(() => scrape(t, service, path), done)
+import { samples, value } from '../lib/prometheus.ts'
+import { METRICS_PATHS as PATHS, METRICS_TOKEN as TOKEN, bearer, scrape, scrapeUntil } from '../lib/metrics.ts'
 
 t.test('every /metrics/* path answers 401 while METRICS_BEARER_TOKEN is unset, whatever is sent', async (t) => {
   const { service, olive } = await world(t, { projects: [] })
@@ -158,105 +139,4 @@ t.test('with METRICS_BEARER_TOKEN set', async (t) => {
     t.ok(document.components.securitySchemes.metricsBearer, 'the scheme is declared')
     t.ok(document.components.schemas.ErrorCode.enum.includes('METRICS_SOURCE_UNAVAILABLE'))
   })
-})
-
-t.test('/metrics/platform counts 429 refusals by the budget that refused them', async (t) => {
-  const w = await world(t, { projects: [], env: { METRICS_BEARER_TOKEN: TOKEN, RATE_LIMIT_SCALE: '0.02' } })
-  const { service } = w
-  {
-    await pinClock(service.db.owner, Date.now())
-    const before = value(await scrape(t, service, '/metrics/platform'), 'platform_rate_limited_total', { budget: 'general' })
-    t.equal(before, 0, 'every budget is there from the start, at 0')
-    // Scale 0.02: the general budget holds 4 tokens.
-    let limited: Response | undefined
-    for (let i = 0; i < 10 && !limited; i++) {
-      const res = await w.adam.get('/api/v1/me')
-      if (res.status === 429) limited = res
-    }
-    t.ok(limited, 'the general budget ran out')
-    t.notOk('budget' in (limited?.body.data ?? {}), 'the budget is not sent to the client')
-    const exposition = await scrapeUntil(t, service, '/metrics/platform',
-      (e) => (value(e, 'platform_rate_limited_total', { budget: 'general' }) ?? 0) >= 1)
-    t.equal(value(exposition, 'platform_rate_limited_total', { budget: 'general' }), 1)
-    t.equal(value(exposition, 'platform_rate_limited_total', { budget: 'start' }), 0, 'another budget is not blamed')
-    t.ok((value(exposition, 'platform_http_requests_total', { method: 'GET', route: '/api/v1/me', status: '429' }) ?? 0) >= 1)
-  }
-  // Scraping takes no key and spends no budget: it still answers with every budget spent.
-  await scrape(t, service, '/metrics/store')
-})
-
-t.test('/metrics/rag and /metrics/crawler are read from their services, and answer 503 when one is down', async (t) => {
-  const db = await freshDatabase()
-  t.teardown(() => db.drop())
-  const indexing = await startIndexing(t, db.url, { METRICS_BEARER_TOKEN: TOKEN }, false)
-  const crawlerConfig = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', CRAWLER_PORT: '0', METRICS_BEARER_TOKEN: TOKEN })
-  const crawler = await startCrawlerService(crawlerConfig, db.url, { log: createLogger('silent'), port: 0, runner: false })
-  let crawlerClosed = false
-  t.teardown(async () => { if (!crawlerClosed) await crawler.close() })
-  const service = await startTestService(t, { METRICS_BEARER_TOKEN: TOKEN, INDEXING_URL: indexing.url, CRAWLER_URL: crawler.url })
-
-  t.test('the services themselves ask for the token on every /metrics/ path', async (t) => {
-    for (const url of [indexing.url, crawler.url]) {
-      const other = await fetch(`${url}/metrics/other`)
-      t.equal(other.status, 401, `${url}/metrics/other without the token`)
-      t.equal((await other.json() as { code: string }).code, 'UNAUTHORIZED')
-      t.equal((await fetch(`${url}/metrics/other`, { headers: bearer(TOKEN) })).status, 404, 'with it, nothing there')
-    }
-  })
-
-  t.test('forwarded with the token', async (t) => {
-    const rag = await scrape(t, service, '/metrics/rag')
-    t.equal(rag.get('rag_documents_indexed_total')?.type, 'counter', 'the indexing service\'s families')
-    t.equal(value(rag, 'rag_documents_indexed_total', { outcome: 'completed' }), 0)
-    const crawl = await scrape(t, service, '/metrics/crawler')
-    t.equal(crawl.get('crawler_url_fetches_total')?.type, 'counter', 'the crawler\'s families')
-    t.equal(value(crawl, 'crawler_scans_total'), 0)
-    refused(t, await service.request('GET', '/metrics/rag'), 401, 'UNAUTHORIZED', 'the API asks for the token first')
-  })
-
-  t.test('a service that is down answers 503 METRICS_SOURCE_UNAVAILABLE', async (t) => {
-    await indexing.close()
-    crawlerClosed = true
-    await crawler.close()
-    const rag = refused(t, await service.request('GET', '/metrics/rag', { headers: bearer(TOKEN) }), 503, 'METRICS_SOURCE_UNAVAILABLE')
-    t.equal(rag.data.source, 'rag')
-    const crawl = refused(t, await service.request('GET', '/metrics/crawler', { headers: bearer(TOKEN) }), 503, 'METRICS_SOURCE_UNAVAILABLE')
-    t.equal(crawl.data.source, 'crawler')
-    await scrape(t, service, '/metrics/platform')
-  })
-})
-
-t.test('a service that refuses the API\'s token is unavailable too, and says what it answered', async (t) => {
-  const db = await freshDatabase()
-  t.teardown(() => db.drop())
-  const indexing = await startIndexing(t, db.url, { METRICS_BEARER_TOKEN: `${TOKEN}-other` }, false)
-  const service = await startTestService(t, { METRICS_BEARER_TOKEN: TOKEN, INDEXING_URL: indexing.url })
-  const res = refused(t, await service.request('GET', '/metrics/rag', { headers: bearer(TOKEN) }), 503, 'METRICS_SOURCE_UNAVAILABLE')
-  t.same(res.data, { source: 'rag', status: 401 })
-})
-
-t.test('a refusal of app.take_tokens names its bucket\'s budget, never the bucket', async (t) => {
-  const db = await freshDatabase()
-  t.teardown(() => db.drop())
-  await pinClock(db.owner, Date.now())
-  const general = { key: 'user:00000000-0000-4000-8000-000000000001:general', perMinute: 120, burst: 200 }
-  const start = { key: 'user:00000000-0000-4000-8000-000000000001:start', perMinute: 20, burst: 1 }
-  const refusedBy = await db.owner.begin(async (sql) => {
-    await sql`select app.take_tokens(${sql.json([general, start])})`
-    const [{ wait }] = await sql<[{ wait: number }]>`select app.take_tokens(${sql.json([general, start])}) as wait`
-    t.ok(wait > 0, 'the start bucket refuses the second take')
-    const [{ budget }] = await sql<[{ budget: string }]>`select app.refused_budget() as budget`
-    return budget
-  })
-  t.equal(refusedBy, 'start', 'the narrower bucket that refused, not the general one taken before it')
-  const [{ outside }] = await db.owner<[{ outside: string }]>`select app.refused_budget() as outside`
-  t.equal(outside, 'unknown', 'a transaction that was refused nothing names no budget')
-  const budgets = await db.owner<{ budget: string }[]>`
-    select app.budget_of(key) as budget
-      from unnest(array['user:00000000-0000-4000-8000-000000000001:files', 'authfail:203.0.113.9', 'webhook-sender:::1',
-                        'webhook-trigger:00000000-0000-4000-8000-000000000002', 'signin-address:203.0.113.9',
-                        'signin-account:olive@acme.test', 'something-else']) with ordinality as k (key, n)
-     order by n`
-  t.same(budgets.map((row) => row.budget),
-    ['files', 'authFailures', 'webhookSender', 'webhookTrigger', 'signInAddress', 'signInAccount', 'unknown'])
 })
