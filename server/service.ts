@@ -41,6 +41,7 @@ import { queryEmbedder, type QueryEmbedder } from './core/indexing/query-embedde
 import { createApiMetrics, emptyMetricsSource, metricsServices, type ApiMetrics } from './metrics/api-metrics.ts'
 import { metricsRoutes } from './metrics/routes.ts'
 import { requestObserver } from './metrics/observe.ts'
+import { drainer } from './core/http-drain.ts'
 
 export interface RunningService {
   url: string
@@ -93,6 +94,7 @@ export async function startService(config: Config, databaseUrl: string, options:
   const metrics = createApiMetrics(scrapes)
   const routes = allRoutes(requests, config, options.objectStore ?? null, issuer, embedder, metrics)
   const server = createApp({ config, requests, routes, log, mounts: [issuer], observe: requestObserver(metrics.platform, routes) })
+  const drain = drainer(server)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? config.PORT, '0.0.0.0', () => resolve())
@@ -104,8 +106,8 @@ export async function startService(config: Config, databaseUrl: string, options:
     url: `http://127.0.0.1:${port}`,
     port,
     close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      // Requests already accepted are answered before the pools they use close.
+      await drain()
       await requests.end({ timeout: 5 })
       await secrets.end({ timeout: 5 })
       await scrapes.end({ timeout: 5 })

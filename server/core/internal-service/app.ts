@@ -13,6 +13,7 @@ import type { Logger } from '../log.ts'
 import type { JobRunner } from './runner.ts'
 import { ServiceError, bearerMatches, fromDatabase, internalError, unauthorized, writeError, writeJson } from './http.ts'
 import { DOCS_INIT, docAsset, docsPage } from './docs.ts'
+import { drainer } from '../http-drain.ts'
 
 export type ServiceRequest = IncomingMessage & { params?: Record<string, string>; routePattern?: string }
 export type Handler = (req: ServiceRequest, res: ServerResponse) => Promise<void>
@@ -109,14 +110,16 @@ export const RUNNER_GRACE_MS = 5_000
 
 /**
  * Listens with the service's app and owns its shutdown: without a token the service
- * answers anyone who reaches it, so it then listens on loopback only. Closing stops
- * listening, gives the runner's jobs RUNNER_GRACE_MS, then ends the pool. A listen
+ * answers anyone who reaches it, so it then listens on loopback only. Closing drains
+ * the server (server/core/http-drain.ts: requests already accepted are answered),
+ * gives the runner's jobs RUNNER_GRACE_MS, then ends the pool. A listen
  * that fails stops the runner and the pool before it throws.
  */
 export async function startServiceServer(routes: ServiceRoute[], options: ServiceAppOptions & {
   port: number; runner: JobRunner | null; sql: Sql
 }): Promise<RunningServiceServer> {
   const server = createServiceServer(routes, options)
+  const drain = drainer(server)
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -132,8 +135,7 @@ export async function startServiceServer(routes: ServiceRoute[], options: Servic
     url: `http://127.0.0.1:${port}`,
     port,
     close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await drain()
       await options.runner?.stop(RUNNER_GRACE_MS)
       await options.sql.end({ timeout: 5 })
     },
