@@ -33,7 +33,11 @@ type Part = (typeof MODES)[Mode][number]
 
 /** Running jobs get this long to finish on shutdown before they are released to another worker. */
 const WORKER_GRACE_MS = 5_000
-/** A shutdown that has not finished by then exits anyway. */
+/**
+ * A shutdown that has not finished by then exits anyway. It leaves room for an HTTP
+ * server's drain (DRAIN_GRACE_MS, server/core/http-drain.ts), the worker's grace and
+ * the pools' own timeouts, one after another.
+ */
 const SHUTDOWN_DEADLINE_MS = 20_000
 
 // Connection failures as postgres.js and Node report them: socket errors, and
