@@ -1,6 +1,7 @@
 // The service as separate processes over one fresh database, for the fault tests:
 // API and worker processes started as an operator starts them, each killed when the
 // test ends, whatever happened.
+import http from 'node:http'
 import type { Test } from 'tap'
 import { freshDatabase, type TestDatabase } from '../lib/db.ts'
 import { seedFile } from '../lib/fixtures.ts'
@@ -43,4 +44,63 @@ export async function spawnWorker(t: Test, db: TestDatabase, env: Record<string,
   killedAtEnd(t, spawned)
   await spawned.line(message('worker started'))
   return spawned
+}
+
+export interface Answer {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: any
+}
+
+/** One request over the agent's kept-alive connections; the answer read whole, its JSON parsed. */
+export function call(agent: http.Agent, base: string, method: string, path: string,
+  options: { key?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
+  const { hostname, port } = new URL(base)
+  const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body))
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: hostname, port: Number(port), method, path, agent,
+      headers: {
+        ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
+        ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+        ...options.headers,
+      },
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let body: unknown
+        try {
+          body = text ? JSON.parse(text) : undefined
+        } catch {
+          body = text
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+/** Runs count jobs, at most `concurrency` at once, in order of their index; their results by index. */
+export async function pooled<T>(count: number, concurrency: number, job: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count)
+  let next = 0
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
+    while (next < count) {
+      const index = next++
+      results[index] = await job(index)
+    }
+  }))
+  return results
+}
+
+/** Kept-alive agents, destroyed when the test ends. */
+export function agents(t: Test, count: number, maxSockets: number): http.Agent[] {
+  const made = Array.from({ length: count }, () => new http.Agent({ keepAlive: true, maxSockets }))
+  t.teardown(() => { for (const agent of made) agent.destroy() })
+  return made
 }
