@@ -61,11 +61,15 @@ export function sessionAuthRequest(req: IncomingMessage, routeBuckets: Bucket[] 
   if (req.method !== 'GET' && req.method !== 'HEAD') requireSameOrigin(req, publicBaseUrl)
   const token = readCookie(req, SESSION_COOKIE)
   const url = new URL(req.url ?? '/', 'http://service')
+  const named = url.searchParams.get('orgId')
   return {
     keyHash: null,
     // No cookie is an empty hash: authentication answers that the person must sign in.
     sessionHash: token ? sessionTokenHash(token) : '',
-    orgId: url.searchParams.get('orgId'),
+    // jsonb holds no NUL character: such a value names no organization, and is left
+    // out here so that the query check answers it (400 INVALID_QUERY) instead of the
+    // authentication statement failing on it.
+    orgId: named !== null && !named.includes('\u0000') && named.isWellFormed() ? named : null,
     mfaExempt: options.mfaExempt ?? false,
     orgSlug: null,
     source: req.socket.remoteAddress ?? 'unknown',

@@ -173,6 +173,9 @@ t.test('shapes: every problem at once with its path, expiry range, evidence limi
   refused(t, await g.adam.get(`${base}?userId=${maxId}`), 400, 'INVALID_QUERY', 'orgId is required')
   refused(t, await g.adam.get(`${base}?orgId=${g.org}`), 400, 'INVALID_QUERY', 'userId is required on the list')
   refused(t, await g.adam.get(`${base}?orgId=${g.org}&userId=max`), 400, 'INVALID_QUERY', 'userId is an id')
+  refused(t, await g.adam.get(`${base}?orgId=%00&userId=${maxId}`), 400, 'INVALID_QUERY', 'an orgId holding a NUL character')
+  refused(t, await g.adam.post(`${base}?orgId=%00`, { userId: maxId, competence: 'tale:rest.act-as', evidence: 'x' }),
+    400, 'INVALID_QUERY', 'on a write too')
   refused(t, await g.adam.post(base, { userId: maxId, competence: 'tale:rest.act-as', evidence: 'x' }), 400, 'INVALID_QUERY',
     'a write names its organization too')
   refused(t, await g.adam.post(`${base}?orgId=${g.org}&other=1`, { userId: maxId, competence: 'tale:rest.act-as', evidence: 'x' }),
