@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Route } from '../routes/route.ts'
 import { issuesOf } from '../transport/validation.ts'
+import { errorEnvelope } from '../openapi/errors.ts'
 import type { Issue } from '../transport/errors.ts'
 import { Refusal, toolList, tools } from './tools.ts'
 import { resources } from './resources.ts'
@@ -81,12 +82,24 @@ const jsonRpcResponse = v.strictObject({
 })
 const jsonRpcAnswer = v.union([jsonRpcResponse, v.array(jsonRpcResponse)])
 
+// A message the SDK cannot read as JSON-RPC (no jsonrpc member, an empty batch) is
+// answered by the SDK itself with 400 and a JSON-RPC parse error, beside the service's
+// own 400 envelope for a body that is not JSON at all.
+const jsonRpcRefusal = v.strictObject({
+  jsonrpc: v.literal('2.0'), id: v.null(),
+  error: v.strictObject({ code: v.pipe(v.number(), v.integer()), message: v.string(), data: v.optional(v.unknown()) }),
+})
+
 export function mcpRoutes(version: string): Route[] {
   return [{
     kind: 'handler', method: 'POST', path: '/api/v1/mcp', tag: 'MCP', operation: 'me', challenge: 'Bearer',
     summary: 'Model Context Protocol (JSON-RPC 2.0 over Streamable HTTP): automation authoring tools, and the document format as resources',
     body: v.union([v.record(v.string(), v.unknown()), v.array(v.unknown())], 'must be a JSON-RPC message or batch'),
     response: jsonRpcAnswer,
+    otherResponses: {
+      400: { description: 'A body that is not JSON (the error envelope), or not a JSON-RPC message (a JSON-RPC parse error)',
+        body: v.union([errorEnvelope, jsonRpcRefusal]) },
+    },
     handle: async (req, res, input, caller, call) => {
       const developer = Boolean((caller as { capabilities?: { developer?: boolean } } | null)?.capabilities?.developer)
       const server = new Server({ name: 'tale', version }, { capabilities: { tools: {}, resources: {} } })

@@ -161,6 +161,19 @@ t.test('bad tool arguments are invalid params with a readable message', async (t
   }
 })
 
+t.test('a body that is no JSON-RPC message is a 400 parse error, as the document declares', async (t) => {
+  const { service, dev } = await automationWorld(t, { worker: false })
+  // service.request checks every answer against /openapi.json.
+  for (const [label, body] of [['an object without jsonrpc', { x: 1 }], ['an empty batch', []]] as const) {
+    const res = await service.request('POST', '/api/v1/mcp', { key: dev.key, body })
+    t.equal(res.status, 400, label)
+    t.match(res.body, { jsonrpc: '2.0', id: null, error: { code: -32700 } }, label)
+  }
+  const notJson = await service.request('POST', '/api/v1/mcp', { key: dev.key, rawBody: '{', headers: { 'content-type': 'application/json' } })
+  t.equal(notJson.status, 400)
+  t.equal(notJson.body.code, 'INVALID_BODY', 'a body that is not JSON gets the error envelope')
+})
+
 t.test('a request without a valid key is a 401 with a Bearer challenge', async (t) => {
   const { service } = await automationWorld(t, { worker: false })
   const message = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
