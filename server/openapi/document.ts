@@ -26,6 +26,12 @@ const errorDescriptions: Record<number, string> = {
 
 // Every authenticated operation can answer these, whatever its own refusals.
 const transportErrors = [400, 401, 403, 405, 408, 413, 414, 429, 500]
+// A key's X-Organization-Slug naming no organization answers 404 ORG_SLUG_INVALID on
+// every operation a key calls (session routes name theirs by ?orgId=: 403 there).
+const keyErrors = [404]
+// A keyless route still checks its query (400 INVALID_QUERY), and every path is
+// refused beyond the URL length (414).
+const keylessErrors = [400, 414]
 
 function conversion(typeMode: 'input' | 'output'): ConversionConfig {
   return {
@@ -87,7 +93,8 @@ function operationObject(route: Route, shared: boolean): Json {
   responses[String(status)] = success
   if (dynamic) responses['200'] = { ...success, description: `${route.summary} (already there: nothing created)`, headers: undefined }
   if (route.method === 'GET' && route.kind === 'operation') responses['304'] = { description: 'Unchanged since the ETag sent in If-None-Match' }
-  const errors = route.kind !== 'keyless' ? [...new Set([...transportErrors, ...(route.errors ?? [])])].sort() : route.errors ?? []
+  const declared = route.kind === 'keyless' ? keylessErrors : session ? transportErrors : [...transportErrors, ...keyErrors]
+  const errors = [...new Set([...declared, ...(route.errors ?? [])])].sort()
   for (const code of errors) {
     responses[String(code)] = { $ref: `#/components/responses/Error${code}` }
   }

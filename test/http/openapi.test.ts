@@ -32,9 +32,13 @@ t.test('the OpenAPI document is valid and describes every route', async (t) => {
     }
     if (route.kind !== 'keyless') {
       for (const code of ['400', '401', '429', '500']) t.ok(operation.responses[code], `${route.path} documents ${code}`)
+      if (route.kind === 'handler' || route.auth !== 'session') {
+        t.ok(operation.responses['404'], `${route.method} ${route.path} documents 404 (an unknown organization slug)`)
+      }
     } else {
       // The metrics paths ask for a bearer of their own instead of an API key.
       t.same(operation.security, route.security === 'metrics' ? [{ metricsBearer: [] }] : [], `${route.path} is keyless`)
+      for (const code of ['400', '414']) t.ok(operation.responses[code], `${route.path} documents ${code} (the query check, the URL length)`)
     }
   }
 
