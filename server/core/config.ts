@@ -19,6 +19,11 @@ const schema = v.object({
   // the owner can do. Unset, DATABASE_URL with its user replaced by api_login (same
   // password), which the migrations create (server/core/db/connection.ts).
   DATABASE_REQUEST_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'))),
+  // transaction: the processes reach the database through a pooler that lends a
+  // server connection per transaction (pgbouncer's pool_mode=transaction), so no
+  // statement may rest on session state: no prepared statements, no startup options,
+  // and no migrations (they hold a session-level lock). See docs/operations.md.
+  DATABASE_POOL_MODE: v.optional(v.picklist(['session', 'transaction']), 'session'),
   PORT: v.optional(port, '3000'),
   PUBLIC_BASE_URL: v.optional(url),
   // `none` opts out of object storage: uploads answer 503 OBJECT_STORE_UNCONFIGURED.

@@ -3,7 +3,8 @@
 // the owner's alone until a function file grants one to api.
 import t, { type Test } from 'tap'
 import { freshDatabase, sqlState } from '../lib/db.ts'
-import { REQUEST_LOGIN, requestDatabaseUrl, requestPool, type Sql } from '../../server/core/db/connection.ts'
+import { REQUEST_LOGIN, requestDatabaseUrl, requestLoginProblem, requestPool, type Sql } from '../../server/core/db/connection.ts'
+import { withDatabase } from '../lib/db.ts'
 
 const db = await freshDatabase()
 t.teardown(() => db.drop())
@@ -12,8 +13,8 @@ const owner = (await db.owner<{ owner: string }[]>`select nspowner::regrole::tex
 const code = (work: () => Promise<unknown>) => sqlState(work)
 
 /** A request connection of its own, so a changed session role never reaches another test. */
-async function requestConnection(t: Test): Promise<Sql> {
-  const pool = requestPool(db.url, 1)
+async function requestConnection(t: Test, mode: 'session' | 'transaction' = 'session'): Promise<Sql> {
+  const pool = requestPool(db.url, 1, undefined, undefined, mode)
   t.teardown(() => pool.end())
   return pool
 }
@@ -63,6 +64,35 @@ t.test('RESET ROLE returns to api, and SET ROLE NONE to a login with no privileg
   await sql`set role api`
   const [back] = await sql`select current_user::text as role`
   t.equal(back!.role, 'api', 'api is all it can become')
+})
+
+// Through a transaction pooler no startup option arrives: the login's own role
+// defaults (db/schema/0028_request_login_defaults.sql) make it api, and hold it to
+// api as the startup option does.
+t.test('with no startup option, the request login acts as api with generic plans, and can become nothing else', async (t) => {
+  const sql = await requestConnection(t, 'transaction')
+  const [session] = await sql`select session_user::text as login, current_user::text as acting, current_setting('plan_cache_mode') as plans`
+  t.same(session, { login: REQUEST_LOGIN, acting: 'api', plans: 'force_generic_plan' })
+  t.equal(await code(() => sql.unsafe(`set role "${owner}"`)), '42501')
+  t.equal(await code(() => sql.unsafe(`set session authorization "${owner}"`)), '42501')
+  await sql`set role none`
+  t.equal((await sql`select current_user::text as role`)[0]!.role, REQUEST_LOGIN)
+  t.equal(await code(() => sql`select count(*) from app.projects`), '42501', 'the bare login reads nothing')
+  await sql`reset role`
+  t.equal((await sql`select current_user::text as role`)[0]!.role, 'api', 'RESET ROLE restores the default, api')
+  t.equal(await requestLoginProblem(db.url), null, 'the start-up check finds nothing wrong')
+})
+
+t.test('the start-up check names a request login without the defaults', async (t) => {
+  const login = `tale_bare_login_${Math.random().toString(16).slice(2, 10)}`
+  await db.owner.unsafe(`create role "${login}" login noinherit nobypassrls`)
+  t.teardown(() => db.owner.unsafe(`drop role if exists "${login}"`))
+  await db.owner.unsafe(`grant api to "${login}"`)
+  const bareUrl = new URL(withDatabase(db.url, db.name))
+  bareUrl.username = login
+  const problem = await requestLoginProblem(db.url, bareUrl.toString())
+  t.match(problem, `the request login ${login} logs in as ${login} with plan_cache_mode auto, not as api with force_generic_plan`)
+  t.match(problem, `alter role ${login} set role = 'api'`)
 })
 
 t.test('a new function is not executable by api until a file grants it', async (t) => {

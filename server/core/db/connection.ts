@@ -20,8 +20,23 @@ const common = {
   types: {},
 } satisfies postgres.Options<Record<string, never>>
 
-export function ownerPool(url: string, max = 4): Sql {
-  return postgres(url, { ...common, max })
+/**
+ * How connections reach the database: `session` (directly, or through a pooler that
+ * gives each client a server connection for its whole session) or `transaction` (a
+ * pooler such as pgbouncer in pool_mode=transaction, which may hand each transaction
+ * to another server connection, and passes no startup options on).
+ */
+export type PoolMode = 'session' | 'transaction'
+
+/**
+ * Named prepared statements live in one server session: behind a transaction pooler
+ * the next execution may reach another, where the statement does not exist. Unnamed
+ * statements are parsed, bound and executed within one transaction.
+ */
+const pooling = (mode: PoolMode) => (mode === 'transaction' ? { prepare: false } : {})
+
+export function ownerPool(url: string, max = 4, mode: PoolMode = 'session'): Sql {
+  return postgres(url, { ...common, ...pooling(mode), max })
 }
 
 /**
@@ -40,19 +55,49 @@ export function requestDatabaseUrl(ownerUrl: string, configured?: string): strin
   return url.toString()
 }
 
+/** The role every request runs as, and the plan mode its statements are planned in. */
+export const REQUEST_ROLE = 'api'
+export const REQUEST_PLAN_CACHE_MODE = 'force_generic_plan'
+
 /**
  * The pool requests run on. databaseUrl is the owner's URL (the request login is
  * derived from it) unless requestUrl names the request login's own.
  * onQuery observes every statement sent (benchmarks count round trips with it).
  */
-export function requestPool(databaseUrl: string, max = 10, onQuery?: (query: string) => void, requestUrl?: string): Sql {
-  // The startup packet sets the session role; no request can run before it holds.
-  // Generic plans: every request statement runs inside functions whose queries differ
-  // only in parameters, and re-planning them with their row-level security
-  // expansions per call costs more than the queries themselves.
+export function requestPool(databaseUrl: string, max = 10, onQuery?: (query: string) => void, requestUrl?: string,
+  mode: PoolMode = 'session'): Sql {
   return postgres(requestDatabaseUrl(databaseUrl, requestUrl), {
-    ...common, max,
-    connection: { options: '-c role=api -c plan_cache_mode=force_generic_plan' },
+    ...common, ...pooling(mode), max,
+    // The session role is api before any request runs: the request login's role
+    // defaults say so at every login (db/schema/0028_request_login_defaults.sql), and
+    // directly the startup packet says it again, for a login an operator made without
+    // them. A transaction pooler refuses startup options, so there the defaults alone
+    // hold (a process in that mode checks them at start-up: requestLoginProblem).
+    // Generic plans: every request statement runs inside functions whose queries differ
+    // only in parameters, and re-planning them with their row-level security
+    // expansions per call costs more than the queries themselves.
+    ...(mode === 'session' ? { connection: { options: `-c role=${REQUEST_ROLE} -c plan_cache_mode=${REQUEST_PLAN_CACHE_MODE}` } } : {}),
     ...(onQuery ? { debug: (_connection: number, query: string) => onQuery(query) } : {}),
   })
+}
+
+/**
+ * What is wrong with the request login's own defaults, or null: a connection opened
+ * with no startup option (as a transaction pooler opens them) must act as
+ * REQUEST_ROLE with generic plans, or requests would run as the bare login (which
+ * may do nothing) or re-plan every statement.
+ */
+export async function requestLoginProblem(databaseUrl: string, requestUrl?: string): Promise<string | null> {
+  const sql = requestPool(databaseUrl, 1, undefined, requestUrl, 'transaction')
+  try {
+    const [session] = await sql<{ login: string; acting: string; plans: string }[]>`
+      select session_user::text as login, current_user::text as acting, current_setting('plan_cache_mode') as plans`
+    const { login, acting, plans } = session!
+    if (acting === REQUEST_ROLE && plans === REQUEST_PLAN_CACHE_MODE) return null
+    return `the request login ${login} logs in as ${acting} with plan_cache_mode ${plans}, not as ${REQUEST_ROLE} with ` +
+      `${REQUEST_PLAN_CACHE_MODE}: give it those role defaults (alter role ${login} set role = '${REQUEST_ROLE}'; ` +
+      `alter role ${login} set plan_cache_mode = '${REQUEST_PLAN_CACHE_MODE}')`
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
 }
