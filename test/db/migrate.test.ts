@@ -6,8 +6,8 @@ import path from 'node:path'
 import postgres from 'postgres'
 import t, { type Test } from 'tap'
 import { ownerPool } from '../../server/core/db/connection.ts'
-import { dbRoot, migrate } from '../../server/core/db/migrate.ts'
-import { databaseUrl, withDatabase } from '../lib/db.ts'
+import { dbRoot, migrate, pendingMigrations, readSqlFiles } from '../../server/core/db/migrate.ts'
+import { databaseUrl, freshDatabase, withDatabase } from '../lib/db.ts'
 
 async function emptyDatabase(t: Test): Promise<{ url: string }> {
   const name = `tale_migrate_${Math.random().toString(16).slice(2, 10)}`
@@ -61,6 +61,25 @@ t.test('changed function and policy files are re-applied; schema files are not',
   t.same((await migrate(sql, url, root)).applied, ['policies/teams.sql'])
   const policies = await sql`select polname from pg_policy where polrelid = 'app.teams'::regclass`
   t.same(policies, [])
+})
+
+t.test('pending migrations are what migrate would apply: none on a migrated database, every file on an empty one', async (t) => {
+  const db = await freshDatabase()
+  t.teardown(() => db.drop())
+  t.same(await pendingMigrations(db.owner), [], 'a migrated database is up to date')
+
+  // A schema file not recorded and a function file whose recorded checksum differs
+  // (changed since it was applied) are both pending, in the order migrate runs them.
+  await db.owner`delete from public.schema_migrations where kind = 'schema' and name = '0028_request_login_defaults.sql'`
+  await db.owner`update public.schema_migrations set checksum = 'older' where kind = 'functions' and name = '0001_core.sql'`
+  await db.owner`update public.schema_migrations set checksum = 'older' where kind = 'schema' and name = '0001_foundation.sql'`
+  t.same(await pendingMigrations(db.owner), ['schema/0028_request_login_defaults.sql', 'functions/0001_core.sql'],
+    'a schema file runs once whatever its checksum; a changed function file again')
+
+  const { url } = await emptyDatabase(t)
+  const empty = ownerPool(url, 1)
+  t.teardown(() => empty.end())
+  t.same(await pendingMigrations(empty), (await readSqlFiles()).map((file) => `${file.kind}/${file.name}`))
 })
 
 t.test('a failing file leaves nothing of itself behind and is not recorded', async (t) => {

@@ -75,14 +75,9 @@ export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Pro
         applied_at timestamptz not null default now(),
         primary key (kind, name)
       )`
-    const done = new Map<string, string>()
-    for (const row of await connection<{ kind: string; name: string; checksum: string }[]>`
-      select kind, name, checksum from public.schema_migrations`) {
-      done.set(`${row.kind}/${row.name}`, row.checksum)
-    }
+    const done = await appliedChecksums(connection)
     for (const file of files) {
-      const previous = done.get(`${file.kind}/${file.name}`)
-      if (file.kind === 'schema' ? previous !== undefined : previous === file.checksum) continue
+      if (isApplied(file, done)) continue
       // The lock is session-level, so each file runs in an explicit transaction on
       // the same reserved connection.
       try {
@@ -107,6 +102,32 @@ export async function migrate(sql: Sql, databaseUrl: string, root = dbRoot): Pro
     connection.release()
   }
   return { applied }
+}
+
+/**
+ * What migrate() would apply to this database, without applying it or taking the
+ * migration lock: for a process that must not migrate (one behind a transaction
+ * pooler) and must not start on a database older than its code.
+ */
+export async function pendingMigrations(sql: Sql, root = dbRoot): Promise<string[]> {
+  const [table] = await sql<{ present: boolean }[]>`select to_regclass('public.schema_migrations') is not null as present`
+  const done = table!.present ? await appliedChecksums(sql) : new Map<string, string>()
+  return (await readSqlFiles(root)).filter((file) => !isApplied(file, done)).map((file) => `${file.kind}/${file.name}`)
+}
+
+async function appliedChecksums(sql: Sql): Promise<Map<string, string>> {
+  const done = new Map<string, string>()
+  for (const row of await sql<{ kind: string; name: string; checksum: string }[]>`
+    select kind, name, checksum from public.schema_migrations`) {
+    done.set(`${row.kind}/${row.name}`, row.checksum)
+  }
+  return done
+}
+
+// A schema file runs once, whatever it says now; the others again whenever they change.
+function isApplied(file: SqlFile, done: Map<string, string>): boolean {
+  const previous = done.get(`${file.kind}/${file.name}`)
+  return file.kind === 'schema' ? previous !== undefined : previous === file.checksum
 }
 
 // The whole file replaces the table, so a limit removed from it is gone.
