@@ -22,6 +22,7 @@ import { runAgent } from './tasks/run-agent.ts'
 import { crawlWebsite } from './tasks/crawl-website.ts'
 import { CRAWLER_DEFAULTS, type CrawlerSettings } from '../server/core/crawl/settings.ts'
 import { startHeartbeat, type Heartbeat } from './heartbeat.ts'
+import type { PoolMode } from '../server/core/db/connection.ts'
 
 /** How long a model provider may stay silent before a call fails with timeout. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 60_000
@@ -80,6 +81,14 @@ export interface WorkerOptions {
   logger?: Logger
   /** Website scans' politeness and reach (CRAWLER_* variables). */
   crawler?: CrawlerSettings
+  /**
+   * transaction: the connection string reaches a transaction pooler, so graphile-worker
+   * names no prepared statement (one lives in a single server session, and the next
+   * transaction may run on another). Its LISTEN for new jobs is then held by whichever
+   * server connection ran it and its notifications are lost or go to another client;
+   * the runner still polls every pollInterval, so a new job waits at most that long.
+   */
+  poolMode?: PoolMode
 }
 
 export interface Worker {
@@ -135,6 +144,7 @@ export async function startWorker(connectionString: string, options: WorkerOptio
     runner = await run({
       pgPool: pool, concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null, options.crawler),
       crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000, events,
+      noPreparedStatements: options.poolMode === 'transaction',
       ...(logger ? { logger } : {}),
       // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them
       // together saves two round trips per job, which a run engine of short jobs feels.

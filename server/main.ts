@@ -9,16 +9,18 @@
 //     crawler   (npm run crawler)    the crawler service (with its own crawl_website runner) only
 //
 // Every mode applies pending migrations first (they run under a lock, so processes
-// starting together take turns). With no DATABASE_URL an embedded PostgreSQL runs
+// starting together take turns), except behind a transaction pooler
+// (DATABASE_POOL_MODE=transaction), where a process refuses to start while one is
+// pending. With no DATABASE_URL an embedded PostgreSQL runs
 // under .data/, and an empty database gets a demo organization whose owner key is
 // printed once. SIGTERM or SIGINT stops what was started, newest first.
 import net from 'node:net'
 import { ConfigError, loadConfig, type Config } from './core/config.ts'
 import { resolveDatabase } from './core/db/database.ts'
-import { ownerPool, type Sql } from './core/db/connection.ts'
+import { ownerPool, requestLoginProblem, type Sql } from './core/db/connection.ts'
 import { crawlerSettings } from './core/crawl/settings.ts'
 import { startCrawlerService } from './services/crawler/service.ts'
-import { migrate } from './core/db/migrate.ts'
+import { migrate, pendingMigrations } from './core/db/migrate.ts'
 import { createLogger, type Logger } from './core/log.ts'
 import { resolveObjectStore } from './core/storage/resolve.ts'
 import { startService } from './service.ts'
@@ -100,11 +102,16 @@ async function start(): Promise<void> {
 
   const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }))
   keep({ name: 'database', stop: database.stop })
-  const owner = ownerPool(database.url, 2)
+  const owner = ownerPool(database.url, 2, config.DATABASE_POOL_MODE)
   keep({ name: 'owner pool', stop: () => owner.end({ timeout: 5 }) })
   try {
-    const report = await migrate(owner, database.url)
-    log.info('database migrated', { applied: report.applied.length })
+    if (config.DATABASE_POOL_MODE === 'transaction') {
+      await refuseUnreadyDatabase(owner, database.url)
+      log.info('database up to date', { poolMode: config.DATABASE_POOL_MODE })
+    } else {
+      const report = await migrate(owner, database.url)
+      log.info('database migrated', { applied: report.applied.length })
+    }
   } catch (error) {
     throw unreachable(error, database.url) ?? error
   }
@@ -116,7 +123,7 @@ async function start(): Promise<void> {
 
   if (parts.has('worker')) {
     const worker = await startWorker(database.url, {
-      objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, modelTimeoutMs: config.MODEL_TIMEOUT_MS, log,
+      poolMode: config.DATABASE_POOL_MODE, objectStore: objectStore.store, concurrency: config.WORKER_CONCURRENCY, modelTimeoutMs: config.MODEL_TIMEOUT_MS, log,
       embedder: serviceEmbedder(config), crawler: crawlerSettings(config) })
     keep({ name: 'worker', stop: () => worker.stop({ graceMs: WORKER_GRACE_MS }) })
     // A worker that stops on its own (its database gone for good) takes the process
@@ -183,6 +190,24 @@ function ensurePortFree(port: number, variable = 'PORT'): Promise<void> {
     })
     probe.listen(port, '0.0.0.0', () => probe.close(() => resolve()))
   })
+}
+
+/**
+ * Behind a transaction pooler a process never migrates (the migration lock is a
+ * session's), so it starts only on a database a direct migration brought up to its
+ * code, and, when it serves requests, only while the request login acts as api by
+ * its own role defaults (the pooler passes no startup options on).
+ */
+async function refuseUnreadyDatabase(owner: Sql, url: string): Promise<void> {
+  const pending = await pendingMigrations(owner)
+  if (pending.length > 0) {
+    throw new StartupError(`${pending.length} migration(s) pending (${pending.slice(0, 3).join(', ')}${pending.length > 3 ? ', ...' : ''}) ` +
+      'and a process with DATABASE_POOL_MODE=transaction does not migrate: run `npm run admin -- migrate` with DATABASE_URL ' +
+      'connecting directly to PostgreSQL, then start again')
+  }
+  if (!parts.has('api')) return
+  const problem = await requestLoginProblem(url, config.DATABASE_REQUEST_URL)
+  if (problem) throw new StartupError(`${problem}, or migrate with DATABASE_URL connecting directly as a role that may`)
 }
 
 function unreachable(error: unknown, url: string): StartupError | null {

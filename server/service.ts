@@ -80,12 +80,12 @@ export interface ServiceOptions {
 
 export async function startService(config: Config, databaseUrl: string, options: ServiceOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config.LOG_LEVEL)
-  const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery, config.DATABASE_REQUEST_URL)
+  const requests = requestPool(databaseUrl, config.DATABASE_POOL_SIZE, options.onQuery, config.DATABASE_REQUEST_URL, config.DATABASE_POOL_MODE)
   // The identity issuer is mounted at /api/auth; its interaction pages are routes of the app.
   const issuer = createIssuer(requests, log)
   // Provider keys are read on an owner connection of its own, never by the request
   // role: one connection, opened on the first search that needs a query vector.
-  const secrets = ownerPool(databaseUrl, 1)
+  const secrets = ownerPool(databaseUrl, 1, config.DATABASE_POOL_MODE)
   const embedder = queryEmbedder(async (text, params) => await secrets.unsafe(text, params as never[]) as never,
     { warn: log.warn })
   // The metrics read the job queue and the statistics views on an owner connection of

@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events'
 import pg from 'pg'
 import { Logger as GraphileLogger, run, type LogLevel, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
 import type { Logger } from '../log.ts'
+import type { PoolMode } from '../db/connection.ts'
 
 export interface JobRunner {
   /** Stops taking jobs; jobs still running after graceMs are released for another worker. */
@@ -19,6 +20,8 @@ export interface JobRunnerOptions {
   log: Logger
   /** The component named in its log lines (indexing-runner, crawler-runner). */
   component: string
+  /** Behind a transaction pooler: no named prepared statements (see jobs/worker.ts). */
+  poolMode?: PoolMode
 }
 
 const levels: Record<LogLevel, keyof Logger> = { error: 'error', warning: 'warn', info: 'info', debug: 'debug' }
@@ -42,7 +45,7 @@ export async function startJobRunner(databaseUrl: string, options: JobRunnerOpti
   try {
     runner = await run({
       pgPool: pool, concurrency: options.concurrency, noHandleSignals: true, pollInterval: 1000, events, logger,
-      taskList: options.taskList, parsedCronItems: [],
+      taskList: options.taskList, parsedCronItems: [], noPreparedStatements: options.poolMode === 'transaction',
     })
   } catch (error) {
     await pool.end()

@@ -42,13 +42,13 @@ export type RunningCrawlerService = RunningServiceServer
 export async function startCrawlerService(config: Config, databaseUrl: string, options: CrawlerServiceOptions): Promise<RunningCrawlerService> {
   const { log } = options
   const settings = crawlerSettings(config)
-  const sql = ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10))
+  const sql = ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10), config.DATABASE_POOL_MODE)
   const metrics = createCrawlerMetrics(sql)
   let runner: JobRunner | null = null
   if (options.runner !== false) {
     try {
       runner = await startJobRunner(databaseUrl, {
-        concurrency: 2, log, component: 'crawler-runner',
+        concurrency: 2, log, component: 'crawler-runner', poolMode: config.DATABASE_POOL_MODE,
         taskList: {
           crawl_website: async (payload, helpers) => {
             const query: Query = async (text, params) => (await helpers.query(text, params)).rows as never

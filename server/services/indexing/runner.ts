@@ -6,6 +6,7 @@ import type { ObjectStore } from '../../core/storage/object-store.ts'
 import type { Logger } from '../../core/log.ts'
 import { indexFile, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
 import { startJobRunner, type JobRunner } from '../../core/internal-service/runner.ts'
+import type { PoolMode } from '../../core/db/connection.ts'
 
 export interface RunnerOptions {
   store: ObjectStore | null
@@ -15,6 +16,7 @@ export interface RunnerOptions {
   embedder?: EmbeddingModel | null
   /** Each settled outcome of a job of this runner (the metrics count them). */
   onOutcome?: (outcome: PipelineOutcome) => void
+  poolMode?: PoolMode
 }
 
 export function indexFileTask(options: Pick<RunnerOptions, 'store' | 'onOutcome' | 'embedder'>): Task {
@@ -33,5 +35,6 @@ export function indexFileTask(options: Pick<RunnerOptions, 'store' | 'onOutcome'
 export function startRunner(databaseUrl: string, options: RunnerOptions): Promise<JobRunner> {
   return startJobRunner(databaseUrl, {
     taskList: { index_file: indexFileTask(options) }, concurrency: options.concurrency, log: options.log, component: 'indexing-runner',
+    poolMode: options.poolMode,
   })
 }

@@ -49,7 +49,7 @@ const fileNotFound = (fileId: string) =>
 export async function startIndexingService(config: Config, databaseUrl: string, options: IndexingServiceOptions): Promise<RunningIndexingService> {
   const { log, store } = options
   const embedder = serviceEmbedder(config)
-  const sql = ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10))
+  const sql = ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10), config.DATABASE_POOL_MODE)
   const query: Query = async (text, params) => await sql.unsafe(text, params as never[]) as never
   const metrics = createMetrics(sql)
   const count = (outcome: PipelineOutcome) => {
@@ -59,7 +59,8 @@ export async function startIndexingService(config: Config, databaseUrl: string, 
   let runner: JobRunner | null = null
   if (options.runner !== false) {
     try {
-      runner = await startRunner(databaseUrl, { store, embedder, concurrency: config.INDEXING_CONCURRENCY, log, onOutcome: count })
+      runner = await startRunner(databaseUrl, { store, embedder, concurrency: config.INDEXING_CONCURRENCY, log, onOutcome: count,
+        poolMode: config.DATABASE_POOL_MODE })
     } catch (error) {
       await sql.end({ timeout: 5 })
       throw error
