@@ -8,6 +8,7 @@ import type { Sql } from './core/db/connection.ts'
 import type { Config } from './core/config.ts'
 import { HttpError, internalError, refusalOf, writeError } from './transport/errors.ts'
 import { requestIdFor } from './transport/request-id.ts'
+import { resolveClientAddress, trustedProxies } from './transport/client-address.ts'
 import { writeReply } from './transport/respond.ts'
 import { operationServer } from './transport/operation.ts'
 import { readInput } from './transport/input.ts'
@@ -57,6 +58,7 @@ const carriesVersion = (path: string) => path === '/api/v1' || path.startsWith('
 export function createApp({ config, requests, routes, log, mounts = [], observe }: AppDeps): http.Server {
   const { serveOperation, serveHandler, authenticate } = operationServer(requests, rateBudgets(config.RATE_LIMIT_SCALE), config.publicBaseUrl)
   const timeoutMs = config.REQUEST_TIMEOUT_MS
+  const proxies = trustedProxies(config.TRUSTED_PROXIES)
 
   // Paths and their verbs, so that any other verb on a known path answers 405.
   const byPath = new Map<string, Route[]>()
@@ -178,6 +180,7 @@ export function createApp({ config, requests, routes, log, mounts = [], observe 
     }
     serving.set(req.socket, { req, res })
     req.requestId = requestIdFor(req.headers['x-request-id'])
+    resolveClientAddress(req, proxies)
     logRequest(req, res)
     res.setHeader('x-request-id', req.requestId)
     const url = req.url ?? '/'

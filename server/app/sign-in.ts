@@ -13,6 +13,7 @@ import { hashPassword, verifyPassword } from '../auth/credentials.ts'
 import { clearedSessionCookie, newSessionToken, readCookie, requireSameOrigin, SESSION_COOKIE, sessionCookie, sessionTokenHash } from '../auth/session.ts'
 import { HttpError } from '../transport/errors.ts'
 import { html, htmlReply, page, redirect, safeReturn } from './html.ts'
+import { clientAddress } from '../transport/client-address.ts'
 
 /** Form fields of a urlencoded body; anything else is ignored. */
 export function formFields(body: unknown): URLSearchParams {
@@ -35,7 +36,7 @@ export function signInRoutes(requests: Sql, config: Config): KeylessRoute[] {
 
   const throttled = async (req: IncomingMessage, account: string): Promise<number> => {
     const [row] = await requests<{ wait: number }[]>`
-      select app.take_tokens(${requests.json([budgets.address(req.socket.remoteAddress ?? 'unknown'), budgets.account(account)] as never)}) as wait`
+      select app.take_tokens(${requests.json([budgets.address(clientAddress(req)), budgets.account(account)] as never)}) as wait`
     return row!.wait
   }
   const tooMany = (wait: number, title: string, form: ReturnType<typeof html>) => htmlReply(429, page(title, html`
@@ -116,7 +117,7 @@ export function signInRoutes(requests: Sql, config: Config): KeylessRoute[] {
         const token = newSessionToken()
         const previous = readCookie(req, SESSION_COOKIE)
         await requests`select app.session_open(${person.userId}, ${sessionTokenHash(token)}, ${person.hasTotp},
-          ${previous ? sessionTokenHash(previous) : null}, ${req.socket.remoteAddress ?? null}, ${req.headers['user-agent'] ?? null})`
+          ${previous ? sessionTokenHash(previous) : null}, ${clientAddress(req)}, ${req.headers['user-agent'] ?? null})`
         const cookie = { 'set-cookie': sessionCookie(token, config.publicBaseUrl, lifetime) }
         return redirect(person.hasTotp ? `/app/sign-in/totp?return=${encodeURIComponent(returnTo)}` : returnTo, cookie)
       },

@@ -7,6 +7,7 @@ import { hashApiKey } from './credentials.ts'
 import { readCookie, requireSameOrigin, SESSION_COOKIE, sessionTokenHash } from './session.ts'
 import type { Budget, RateBudgets } from './rate-budgets.ts'
 import type { Bucket } from '../routes/route.ts'
+import { clientAddress } from '../transport/client-address.ts'
 
 export interface AuthRequest {
   keyHash: string | null
@@ -44,7 +45,7 @@ export function authRequest(req: IncomingMessage, routeBuckets: Bucket[] | undef
   return {
     keyHash: match?.[1] ? hashApiKey(match[1]) : null,
     orgSlug: typeof slug === 'string' ? slug : null,
-    source: req.socket.remoteAddress ?? 'unknown',
+    source: clientAddress(req),
     buckets: [budgets.general, ...(routeBuckets ?? []).map((name) => budgets[name])],
     authFailures: budgets.authFailures,
     read: req.method === 'GET' || req.method === 'HEAD',
@@ -72,7 +73,7 @@ export function sessionAuthRequest(req: IncomingMessage, routeBuckets: Bucket[] 
     orgId: named !== null && !named.includes('\u0000') && named.isWellFormed() ? named : null,
     mfaExempt: options.mfaExempt ?? false,
     orgSlug: null,
-    source: req.socket.remoteAddress ?? 'unknown',
+    source: clientAddress(req),
     buckets: [budgets.general, ...(routeBuckets ?? []).map((name) => budgets[name])],
     authFailures: budgets.authFailures,
     read: req.method === 'GET' || req.method === 'HEAD',

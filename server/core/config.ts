@@ -5,6 +5,7 @@ import * as v from 'valibot'
 import type { ObjectStoreSettings } from './storage/object-store.ts'
 import { parseSealingKey } from './sealed.ts'
 import { CRAWLER_DEFAULTS } from './crawl/settings.ts'
+import { parseAllowlist } from './web/guard.ts'
 
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number),
   v.number(), v.minValue(0), v.maxValue(65535))
@@ -70,6 +71,12 @@ const schema = v.object({
   CRAWLER_WORD_COUNT_THRESHOLD: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number),
     v.number()), String(CRAWLER_DEFAULTS.wordCountThreshold)),
   CRAWLER_USER_AGENT: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), CRAWLER_DEFAULTS.userAgent),
+  // Reverse proxies in front of the API (addresses or CIDRs, comma-separated): from
+  // these peers the client's address is read from X-Forwarded-For, for the budgets
+  // keyed by address. Unset, the socket's peer is the client.
+  TRUSTED_PROXIES: v.optional(v.pipe(v.string(), v.check((value) => {
+    try { parseAllowlist(value); return true } catch { return false }
+  }, 'must be comma-separated IP addresses or CIDR ranges (such as 10.0.0.0/8)'))),
   LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   // Scales every rate budget (benchmarks raise it; 1 is the documented budget).
   RATE_LIMIT_SCALE: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a positive number'),

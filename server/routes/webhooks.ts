@@ -19,6 +19,7 @@ import { HttpError, rateLimited, type Issue } from '../transport/errors.ts'
 import { opaqueNotFound } from '../transport/not-found.ts'
 import { webhookPayload } from '../transport/webhook-payload.ts'
 import { component } from '../openapi/components.ts'
+import { clientAddress } from '../transport/client-address.ts'
 
 /** A small least-recently-used map: entries beyond the bound drop out, oldest use first. */
 class Recent<K, V> {
@@ -110,7 +111,7 @@ export function webhookRoutes(requests: Sql, budgets: RateBudgets, onAccepted: (
       deliveryId: input.headers?.['idempotency-key'] ?? null,
       bodyHash: sha256(raw),
       payload,
-      senderBucket: buckets.sender(req.socket.remoteAddress ?? 'unknown'),
+      senderBucket: buckets.sender(clientAddress(req)),
       triggerBudget: { perMinute: budgets.webhookTrigger.perMinute, burst: budgets.webhookTrigger.burst },
       validated: null,
     }

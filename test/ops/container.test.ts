@@ -35,6 +35,7 @@ interface Service {
   ports?: string[]
   volumes?: string[]
   restart?: string
+  networks?: string[] | Record<string, { ipv4_address?: string } | null>
 }
 
 /** The file as written: ${...} expressions still in place, anchors and merge keys resolved. */
@@ -328,6 +329,24 @@ t.test('the proxy publishes port 3000 for the API replicas, which publish none o
   t.ok(services.proxy!.volumes!.includes('./docker/proxy/nginx.conf:/etc/nginx/nginx.conf:ro'), 'it runs docker/proxy/nginx.conf')
   t.equal(services.api!.ports, undefined, 'replicas cannot share a host port')
   t.same(only(server, 'listen').args, ['3000'])
+})
+
+t.test('the API trusts X-Forwarded-For from the proxy\'s fixed address only, which the proxy appends to', async (t) => {
+  const edge = services.proxy!.networks as Record<string, { ipv4_address?: string }>
+  const networks = Object.keys(edge)
+  t.equal(networks.length, 1, 'the proxy is on one network')
+  const address = edge[networks[0]!]!.ipv4_address
+  t.ok(address, 'at a fixed address')
+  t.equal(services.api!.environment!.TRUSTED_PROXIES, address, 'the API trusts that address and nothing else')
+  t.ok((services.api!.networks as string[]).includes(networks[0]!), 'the replicas are on the proxy\'s network')
+  for (const [name, service] of Object.entries(services)) {
+    if (name === 'api' || name === 'proxy') continue
+    const on = Array.isArray(service.networks) ? service.networks : Object.keys(service.networks ?? {})
+    t.notOk(on.includes(networks[0]!), `${name} is not on it, so it cannot pose as the proxy`)
+  }
+  const forwarded = [...rootLocation, ...server, ...http].filter((d) => d.name === 'proxy_set_header' && d.args[0] === 'X-Forwarded-For')
+  t.same(forwarded.map((d) => d.args), [['X-Forwarded-For', '$proxy_add_x_forwarded_for']],
+    'the proxy appends the peer it saw, so the rightmost entry is the client')
 })
 
 t.test('the proxy balances over every api replica, re-reading Docker\'s DNS', async (t) => {
