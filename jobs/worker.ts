@@ -1,8 +1,7 @@
 // The graphile-worker runner: started by the composition root (server/main.ts)
 // beside the API or alone. Tasks are one file each under jobs/tasks.
-import { EventEmitter } from 'node:events'
-import pg from 'pg'
-import { Logger, run, type LogLevel, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
+import { Logger, type LogLevel, type TaskList } from 'graphile-worker'
+import { startSupervisedRunner } from '../server/core/queue/supervised-runner.ts'
 import type { ObjectStore } from '../server/core/storage/object-store.ts'
 import type { Logger as ServiceLogger } from '../server/core/log.ts'
 import type { EmbeddingModel } from '../server/core/indexing/embeddings.ts'
@@ -21,7 +20,8 @@ import { generateReply } from './tasks/generate-reply.ts'
 import { runAgent } from './tasks/run-agent.ts'
 import { crawlWebsite } from './tasks/crawl-website.ts'
 import { CRAWLER_DEFAULTS, type CrawlerSettings } from '../server/core/crawl/settings.ts'
-import { startHeartbeat, type Heartbeat } from './heartbeat.ts'
+import pg from 'pg'
+import { startHeartbeat } from './heartbeat.ts'
 import type { PoolMode } from '../server/core/db/connection.ts'
 
 /** How long a model provider may stay silent before a call fails with timeout. */
@@ -81,13 +81,7 @@ export interface WorkerOptions {
   logger?: Logger
   /** Website scans' politeness and reach (CRAWLER_* variables). */
   crawler?: CrawlerSettings
-  /**
-   * transaction: the connection string reaches a transaction pooler, so graphile-worker
-   * names no prepared statement (one lives in a single server session, and the next
-   * transaction may run on another). Its LISTEN for new jobs is then held by whichever
-   * server connection ran it and its notifications are lost or go to another client;
-   * the runner still polls every pollInterval, so a new job waits at most that long.
-   */
+  /** transaction: connections go through a transaction pooler, so no named prepared statements. */
   poolMode?: PoolMode
 }
 
@@ -123,76 +117,40 @@ export function workerLogger(log: ServiceLogger): Logger {
 }
 
 export async function startWorker(connectionString: string, options: WorkerOptions): Promise<Worker> {
-  // The worker's own pool: graphile-worker may still be connecting or unlistening
-  // when its stop() resolves, and only ending the pool waits for every connection.
-  const pool = new pg.Pool({ connectionString, max: (options.concurrency ?? 2) + 2 })
-  // An idle connection that fails (a database restart) must not bring the process
-  // down; the worker reconnects through the pool.
-  const logger = options.logger ?? (options.log ? workerLogger(options.log) : undefined)
-  const report = (error: Error) => logger?.error(`worker connection failed: ${error.message}`)
-  pool.on('error', report)
-  pool.on('connect', (client) => client.on('error', report))
-  // Who locks jobs in the queue: the pool (its local queue fetches in batches) and
-  // each of its workers; a stop past its grace unlocks whatever they still hold.
-  const lockHolders = new Set<string>()
-  const events: WorkerEvents = new EventEmitter()
-  events.on('pool:create', ({ workerPool }) => lockHolders.add(workerPool.id))
-  events.on('worker:create', ({ worker }) => lockHolders.add(worker.workerId))
-  let runner: Runner
-  try {
-    const concurrency = options.concurrency ?? 2
-    runner = await run({
-      pgPool: pool, concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null, options.crawler),
-      crontab: options.crontab === false ? '' : crontab, noHandleSignals: true, pollInterval: 1000, events,
+  // Supervised (server/core/queue/supervised-runner.ts): a database restart restarts
+  // graphile-worker's runner rather than ending the worker, and the jobs of a worker
+  // process that was killed are released for this one.
+  const logger = options.logger ?? (options.log ? workerLogger(options.log) : new Logger(() => () => {}))
+  const concurrency = options.concurrency ?? 2
+  const runner = await startSupervisedRunner(connectionString, {
+    logger, poolSize: concurrency + 2,
+    runner: {
+      concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null, options.crawler),
+      crontab: options.crontab === false ? '' : crontab, pollInterval: 1000,
       noPreparedStatements: options.poolMode === 'transaction',
-      ...(logger ? { logger } : {}),
       // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them
       // together saves two round trips per job, which a run engine of short jobs feels.
       preset: { worker: WORKER_PRESET(concurrency) },
+    },
+  })
+  // The row `admin status` counts live workers by, on a connection of its own so a
+  // worker busy to its last connection still reports itself.
+  const heartbeatPool = new pg.Pool({ connectionString, max: 1 })
+  heartbeatPool.on('error', (error) => logger.warn(`the worker heartbeat connection failed: ${error.message}`))
+  const heartbeat = await startHeartbeat(heartbeatPool, { concurrency,
+    onError: (error) => logger.warn(`the worker heartbeat failed: ${error.message}`) })
+    .catch(async (error) => {
+      await runner.stop(0).catch(() => {})
+      await heartbeatPool.end().catch(() => {})
+      throw error
     })
-  } catch (error) {
-    await pool.end()
-    throw error
-  }
-  let heartbeat: Heartbeat
-  try {
-    heartbeat = await startHeartbeat(pool, { concurrency: options.concurrency ?? 2,
-      onError: (error) => logger?.warn(`the worker heartbeat failed: ${error.message}`) })
-  } catch (error) {
-    await runner.stop().catch(() => {})
-    await pool.end()
-    throw error
-  }
   return {
     promise: runner.promise,
     stop: async ({ graceMs }: { graceMs?: number } = {}) => {
       // The row goes first: a stopping worker takes no new job, so it no longer counts.
       await heartbeat.stop()
-      const stopped = runner.stop()
-      if (graceMs !== undefined) {
-        let timer: NodeJS.Timeout | undefined
-        const late = await Promise.race([
-          stopped.then(() => false),
-          new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), graceMs) }),
-        ])
-        clearTimeout(timer)
-        // Jobs still running are unlocked for another worker (graphile-worker's
-        // force_unlock_workers, meant for workers that will not come back); the run
-        // engine resumes a run from its last committed step. The graceful stop never
-        // settles while a job runs on, so it is not awaited.
-        if (late) {
-          const holders = [...lockHolders]
-          await pool.query('select graphile_worker.force_unlock_workers($1::text[])', [holders])
-            .then(() => logger?.info(`released the running jobs of ${holders.join(', ')} for another worker`),
-              (error: Error) => logger?.error(`releasing the running jobs failed: ${error.message}`))
-          void stopped.catch(() => {})
-          // A job still holding a connection would keep pool.end() waiting.
-          await Promise.race([pool.end(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())])
-          return
-        }
-      }
-      await stopped.catch(() => {})
-      await pool.end()
+      await heartbeatPool.end().catch(() => {})
+      await runner.stop(graceMs)
     },
   }
 }

@@ -1,0 +1,267 @@
+// A graphile-worker runner kept alive for as long as its process runs, shared by the
+// job worker (jobs/worker.ts) and the internal services' runners
+// (server/core/internal-service/runner.ts).
+//
+// Two faults graphile-worker does not survive on its own:
+// - The database restarts. A runner that cannot record a job's outcome gives its
+//   pool up and its promise rejects. Here the runner is started again (once the
+//   database answers), after releasing whatever the dead runner still held.
+// - A process is killed (SIGKILL, the OOM killer). Its jobs stay locked for
+//   graphile-worker's lock timeout of four hours. Here every runner registers the id
+//   it locks jobs under (app.job_holders) and keeps a connection named after it open;
+//   every runner sweeps, every few seconds, for holders whose connection is gone and
+//   releases their jobs (app.release_dead_job_holders). The run engine resumes each
+//   released run from its last committed step.
+import { EventEmitter } from 'node:events'
+import pg from 'pg'
+import { run, type Logger, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
+
+/** The application_name prefix of a holder's presence connection (app.job_holder_present). */
+export const PRESENCE_PREFIX = 'tale-jobs:'
+/** How often a runner looks for holders that died. */
+export const SWEEP_INTERVAL_MS = 2_000
+/**
+ * How long a holder's connection must stay gone before its jobs are released: longer
+ * than a live runner takes to connect again after a database restart.
+ */
+export const ABSENCE_GRACE = '10 seconds'
+/** Waits between attempts to start a runner while the database does not answer. */
+const RESTART_DELAYS_MS = [500, 1_000, 2_000, 5_000]
+
+export interface SupervisedRunnerOptions {
+  /** run()'s options, but those the supervisor owns (the pool, events, signals). */
+  runner: Omit<RunnerOptions, 'pgPool' | 'connectionString' | 'events' | 'noHandleSignals' | 'logger'>
+  /** Connections of one runner's pool (graphile-worker's and the tasks'). */
+  poolSize: number
+  logger: Logger
+  /** Called with each runner's events, for callers that observe them. */
+  onEvents?: (events: WorkerEvents) => void
+}
+
+export interface SupervisedRunner {
+  /**
+   * Stops taking jobs and waits up to graceMs for running ones to finish; jobs still
+   * running then are released (unlocked, for another runner to take at once). Without
+   * graceMs it waits for every running job. Then closes every connection.
+   */
+  stop: (graceMs?: number) => Promise<void>
+  /** Settles when the runner has been stopped. */
+  promise: Promise<void>
+}
+
+/** One graphile-worker runner and what belongs to it. */
+interface Incarnation {
+  runner: Runner
+  pool: pg.Pool
+  /** The ids jobs are locked under: the worker pool's and its workers'. */
+  holders: Set<string>
+  presences: Presence[]
+}
+
+/**
+ * Starts a runner; rejects when the first one cannot start (a start-up failure is the
+ * operator's to see). Later failures restart it.
+ */
+export async function startSupervisedRunner(connectionString: string, options: SupervisedRunnerOptions): Promise<SupervisedRunner> {
+  const { logger } = options
+  let stopping = false
+  let current = await incarnate(connectionString, options)
+  let settle!: () => void
+  const promise = new Promise<void>((resolve) => { settle = resolve })
+
+  const sweep = setInterval(() => {
+    current.pool.query<{ released: string[] }>('select app.release_dead_job_holders($1::interval) as released', [ABSENCE_GRACE])
+      .then(({ rows: [row] }) => {
+        if (row && row.released.length > 0) logger.warn(`released the jobs of runners that died: ${row.released.join(', ')}`)
+      }, (error: Error) => logger.debug(`looking for runners that died failed: ${error.message}`))
+  }, SWEEP_INTERVAL_MS)
+  sweep.unref()
+
+  const supervise = (incarnation: Incarnation) => {
+    incarnation.runner.promise.then(() => restart(incarnation, 'it stopped'), (error: Error) => restart(incarnation, error.message))
+  }
+  const restart = async (dead: Incarnation, reason: string) => {
+    if (stopping || dead !== current) return
+    logger.error(`the job runner stopped (${reason}); starting it again`)
+    for (let attempt = 0; !stopping; attempt += 1) {
+      try {
+        const next = await incarnate(connectionString, options)
+        if (stopping) {
+          await retire(next, logger)
+          return
+        }
+        current = next
+        break
+      } catch (error) {
+        logger.warn(`starting the job runner again failed: ${(error as Error).message}`)
+        await delay(RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!)
+      }
+    }
+    if (stopping) return
+    supervise(current)
+    logger.info('the job runner started again')
+    // What the dead runner fetched or ran without recording its outcome is released
+    // now that the database answers (the run engine resumes from the last committed
+    // step); failing that, the sweep releases it once its presence is gone.
+    await release(current.pool, dead.holders, logger)
+    await retire(dead, logger)
+  }
+  supervise(current)
+
+  return {
+    promise,
+    stop: async (graceMs?: number) => {
+      if (stopping) return promise
+      stopping = true
+      clearInterval(sweep)
+      const incarnation = current
+      const stopped = incarnation.runner.stop()
+      let late = false
+      if (graceMs !== undefined) {
+        let timer: NodeJS.Timeout | undefined
+        late = await Promise.race([
+          stopped.then(() => false, () => false),
+          new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), graceMs) }),
+        ])
+        clearTimeout(timer)
+      } else {
+        await stopped.catch(() => {})
+      }
+      if (late) {
+        // Jobs still running are unlocked for another runner (graphile-worker's
+        // force_unlock_workers); the graceful stop never settles while a job runs on,
+        // so it is not awaited.
+        void stopped.catch(() => {})
+        await release(incarnation.pool, incarnation.holders, logger)
+      }
+      await retire(incarnation, logger, late ? 2_000 : undefined)
+      settle()
+    },
+  }
+}
+
+async function incarnate(connectionString: string, options: SupervisedRunnerOptions): Promise<Incarnation> {
+  const { logger } = options
+  const pool = new pg.Pool({ connectionString, max: options.poolSize })
+  // An idle connection that fails (a database restart) must not end the process.
+  const report = (error: Error) => logger.error(`job runner connection failed: ${error.message}`)
+  pool.on('error', report)
+  pool.on('connect', (client) => client.on('error', report))
+  const holders = new Set<string>()
+  const presences: Presence[] = []
+  // Jobs are locked under the worker pool's id, which graphile-worker draws when it
+  // creates the pool. No connection is handed out between then and the id's
+  // registration, so no job is ever locked under an id a sweep cannot release.
+  let registered: Promise<void> | null = null
+  const events: WorkerEvents = new EventEmitter()
+  events.on('pool:create', ({ workerPool }) => {
+    holders.add(workerPool.id)
+    const presence = holdPresence(connectionString, workerPool.id, logger)
+    presences.push(presence)
+    registered = presence.registered
+  })
+  events.on('worker:create', ({ worker }) => holders.add(worker.workerId))
+  options.onEvents?.(events)
+  gateConnections(pool, () => registered)
+  try {
+    const runner = await run({ ...options.runner, pgPool: pool, events, logger, noHandleSignals: true })
+    return { runner, pool, holders, presences }
+  } catch (error) {
+    await Promise.all(presences.map((presence) => presence.close()))
+    await pool.end().catch(() => {})
+    throw error
+  }
+}
+
+/** Ends what is left of a runner: its presence (after its jobs were released or finished) and its pool. */
+async function retire(incarnation: Incarnation, logger: Logger, poolWaitMs?: number): Promise<void> {
+  await incarnation.pool.query('delete from app.job_holders where holder = any($1::text[])', [[...incarnation.holders]])
+    .catch((error: Error) => logger.debug(`forgetting the runner's ids failed: ${error.message}`))
+  await Promise.all(incarnation.presences.map((presence) => presence.close()))
+  const ended = incarnation.pool.end().catch(() => {})
+  // A job still holding a connection would keep pool.end() waiting.
+  await (poolWaitMs === undefined ? ended : Promise.race([ended, delay(poolWaitMs)]))
+}
+
+async function release(pool: pg.Pool, holders: Set<string>, logger: Logger): Promise<void> {
+  const ids = [...holders]
+  await pool.query('select graphile_worker.force_unlock_workers($1::text[])', [ids])
+    .then(() => logger.info(`released the jobs of ${ids.join(', ')} for another worker`),
+      (error: Error) => logger.error(`releasing the jobs of ${ids.join(', ')} failed: ${error.message}`))
+}
+
+/** Holds back every new connection of the pool while `wait` gives a pending promise. */
+function gateConnections(pool: pg.Pool, wait: () => Promise<void> | null): void {
+  const connect = pool.connect.bind(pool) as (callback?: (...args: any[]) => void) => any
+  ;(pool as { connect: unknown }).connect = (callback?: (...args: any[]) => void) => {
+    const gate = wait()
+    if (!gate) return connect(callback)
+    if (callback) {
+      void gate.then(() => connect(callback), (error) => callback(error))
+      return undefined
+    }
+    return gate.then(() => connect())
+  }
+}
+
+interface Presence {
+  /** Settles once the holder is registered and its connection open. */
+  registered: Promise<void>
+  close: () => Promise<void>
+}
+
+/**
+ * Registers a holder and keeps a connection named after it open for as long as it
+ * lives, connecting again whenever the connection is lost (a database restart).
+ * TCP keepalives let the server notice a host that vanished without closing it.
+ */
+function holdPresence(connectionString: string, holder: string, logger: Logger): Presence {
+  let closed = false
+  let client: pg.Client | null = null
+  let wake: () => void = () => {}
+  let markRegistered!: () => void
+  const registered = new Promise<void>((resolve) => { markRegistered = resolve })
+  const loop = (async () => {
+    for (let attempt = 0; !closed; attempt += 1) {
+      const connection = new pg.Client({
+        connectionString, application_name: `${PRESENCE_PREFIX}${holder}`, keepAlive: true, connectionTimeoutMillis: 10_000,
+        options: '-c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3',
+      })
+      client = connection
+      const ended = new Promise<void>((resolve) => {
+        connection.on('error', () => resolve())
+        connection.on('end', () => resolve())
+      })
+      try {
+        await connection.connect()
+        await connection.query(`insert into app.job_holders (holder) values ($1)
+                                on conflict (holder) do update set missing_since = null`, [holder])
+        attempt = 0
+        markRegistered()
+        if (!closed) await ended
+      } catch (error) {
+        if (!closed) logger.debug(`the presence of ${holder} could not connect: ${(error as Error).message}`)
+      }
+      client = null
+      await connection.end().catch(() => {})
+      if (!closed) {
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          setTimeout(resolve, RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!).unref()
+        })
+      }
+    }
+  })()
+  return {
+    registered,
+    close: async () => {
+      closed = true
+      markRegistered()
+      wake()
+      await client?.end().catch(() => {})
+      await loop
+    },
+  }
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
