@@ -164,7 +164,13 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
   options.onEvents?.(events)
   gateConnections(pool, () => registered)
   try {
-    const runner = await run({ ...options.runner, pgPool: pool, events, logger, noHandleSignals: true })
+    // Outcomes recorded through graphile-worker's batcher: recorded one by one, an
+    // outcome that cannot be recorded (the database is down) is a promise nobody
+    // handles, which ends the process; batched, it stops the runner, which is then
+    // started again here.
+    const preset = { ...options.runner.preset,
+      worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0, ...options.runner.preset?.worker } }
+    const runner = await run({ ...options.runner, preset, pgPool: pool, events, logger, noHandleSignals: true })
     return { runner, pool, holders, presences }
   } catch (error) {
     await Promise.all(presences.map((presence) => presence.close()))
