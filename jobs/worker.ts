@@ -62,9 +62,14 @@ const crontab = [
   '41 * * * * sweep_trigger_records ?max=1',
 ].join('\n')
 
-/** Batching settings of the worker, shared with the benchmark's floor. */
-export const WORKER_PRESET = (concurrency: number) =>
-  ({ localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 })
+/**
+ * Batching settings of the worker, shared with the benchmark's floor. No local queue:
+ * graphile-worker 0.17's local queue throws an error nobody can catch when it cannot
+ * hand its fetched jobs back to a database that went away, which ended the worker
+ * process during a database restart (test/faults/postgres-restart.test.ts).
+ */
+export const WORKER_PRESET = (_concurrency: number) =>
+  ({ completeJobBatchDelay: 0, failJobBatchDelay: 0 })
 
 export interface WorkerOptions {
   objectStore: ObjectStore | null
@@ -128,8 +133,8 @@ export async function startWorker(connectionString: string, options: WorkerOptio
       concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null, options.crawler),
       crontab: options.crontab === false ? '' : crontab, pollInterval: 1000,
       noPreparedStatements: options.poolMode === 'transaction',
-      // Measured in BENCHMARKS.md: fetching jobs a batch at a time and completing them
-      // together saves two round trips per job, which a run engine of short jobs feels.
+      // Measured in BENCHMARKS.md: completing jobs together saves a round trip per job,
+      // which a run engine of short jobs feels.
       preset: { worker: WORKER_PRESET(concurrency) },
     },
   })

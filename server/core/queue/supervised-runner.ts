@@ -252,8 +252,8 @@ function holdPresence(connectionString: string, holder: string, logger: Logger):
       await connection.end().catch(() => {})
       if (!closed) {
         await new Promise<void>((resolve) => {
-          wake = resolve
-          setTimeout(resolve, RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!).unref()
+          const timer = setTimeout(resolve, RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!)
+          wake = () => { clearTimeout(timer); resolve() }
         })
       }
     }
@@ -270,4 +270,6 @@ function holdPresence(connectionString: string, holder: string, logger: Logger):
   }
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+// Not unref'd: between two runners nothing else may keep a worker process alive (its
+// connections are gone), and the process would end quietly.
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
