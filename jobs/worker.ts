@@ -128,7 +128,7 @@ export async function startWorker(connectionString: string, options: WorkerOptio
   const logger = options.logger ?? (options.log ? workerLogger(options.log) : new Logger(() => () => {}))
   const concurrency = options.concurrency ?? 2
   const runner = await startSupervisedRunner(connectionString, {
-    logger, poolSize: concurrency + 2,
+    logger, poolSize: concurrency + 2, poolMode: options.poolMode,
     runner: {
       concurrency, taskList: taskList(options.objectStore, options.modelTimeoutMs, options.embedder ?? null, options.crawler),
       crontab: options.crontab === false ? '' : crontab, pollInterval: 1000,

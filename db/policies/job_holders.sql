@@ -1,4 +1,4 @@
--- The job runners that hold jobs in the queue (db/schema/0028_job_holders.sql). The
+-- The job runners that hold jobs in the queue (db/schema/0030_job_holders.sql). The
 -- runners' alone, on the owner connection: no grant and no policy.
 -- Past these policies: none.
 alter table app.job_holders enable row level security;

@@ -33,7 +33,7 @@ export async function startJobRunner(databaseUrl: string, options: JobRunnerOpti
   })
   // Supervised: restarted after a database restart; a killed runner's jobs are released.
   const runner = await startSupervisedRunner(databaseUrl, {
-    logger, poolSize: options.concurrency + 2,
+    logger, poolSize: options.concurrency + 2, poolMode: options.poolMode,
     runner: { concurrency: options.concurrency, pollInterval: 1000, taskList: options.taskList, parsedCronItems: [],
       noPreparedStatements: options.poolMode === 'transaction' },
   })

@@ -8,13 +8,16 @@
 //   database answers), after releasing whatever the dead runner still held.
 // - A process is killed (SIGKILL, the OOM killer). Its jobs stay locked for
 //   graphile-worker's lock timeout of four hours. Here every runner registers the id
-//   it locks jobs under (app.job_holders) and keeps a connection named after it open;
-//   every runner sweeps, every few seconds, for holders whose connection is gone and
-//   releases their jobs (app.release_dead_job_holders). The run engine resumes each
+//   it locks jobs under (app.job_holders) and beats for it every few seconds on a
+//   connection of its own; every runner sweeps, every few seconds, for holders that
+//   stopped beating and releases their jobs (app.release_dead_job_holders). The beat
+//   is what counts, not a session in pg_stat_activity, so it holds behind a
+//   transaction pooler too. The run engine resumes each
 //   released run from its last committed step.
 import { EventEmitter } from 'node:events'
 import pg from 'pg'
 import { run, type Logger, type Runner, type RunnerOptions, type WorkerEvents } from 'graphile-worker'
+import type { PoolMode } from '../db/connection.ts'
 
 /** The application_name prefix of a holder's presence connection (app.job_holder_present). */
 export const PRESENCE_PREFIX = 'tale-jobs:'
@@ -33,6 +36,8 @@ export interface SupervisedRunnerOptions {
   runner: Omit<RunnerOptions, 'pgPool' | 'connectionString' | 'events' | 'noHandleSignals' | 'logger'>
   /** Connections of one runner's pool (graphile-worker's and the tasks'). */
   poolSize: number
+  /** transaction: behind a transaction pooler, which refuses startup options. */
+  poolMode?: PoolMode
   logger: Logger
   /** Called with each runner's events, for callers that observe them. */
   onEvents?: (events: WorkerEvents) => void
@@ -156,7 +161,7 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
   const events: WorkerEvents = new EventEmitter()
   events.on('pool:create', ({ workerPool }) => {
     holders.add(workerPool.id)
-    const presence = holdPresence(connectionString, workerPool.id, logger)
+    const presence = holdPresence(connectionString, workerPool.id, logger, options.poolMode ?? 'session')
     presences.push(presence)
     registered = presence.registered
   })
@@ -217,45 +222,50 @@ interface Presence {
 }
 
 /**
- * Registers a holder and keeps a connection named after it open for as long as it
- * lives, connecting again whenever the connection is lost (a database restart).
- * TCP keepalives let the server notice a host that vanished without closing it.
+ * Registers a holder and beats for it (app.job_holders.beat_at) every SWEEP_INTERVAL_MS
+ * on a connection of its own for as long as it lives, connecting again whenever the
+ * connection is lost (a database restart). A connection of its own, so a runner whose
+ * pool is busy with long jobs still beats. In session mode it also carries TCP
+ * keepalives, so the server notices a host that vanished without closing it.
  */
-function holdPresence(connectionString: string, holder: string, logger: Logger): Presence {
+function holdPresence(connectionString: string, holder: string, logger: Logger, poolMode: PoolMode): Presence {
   let closed = false
   let client: pg.Client | null = null
   let wake: () => void = () => {}
   let markRegistered!: () => void
   const registered = new Promise<void>((resolve) => { markRegistered = resolve })
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    wake = () => { clearTimeout(timer); resolve() }
+  })
   const loop = (async () => {
     for (let attempt = 0; !closed; attempt += 1) {
       const connection = new pg.Client({
         connectionString, application_name: `${PRESENCE_PREFIX}${holder}`, keepAlive: true, connectionTimeoutMillis: 10_000,
-        options: '-c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3',
+        // A transaction pooler refuses startup options.
+        ...(poolMode === 'session' ? { options: '-c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3' } : {}),
       })
       client = connection
-      const ended = new Promise<void>((resolve) => {
-        connection.on('error', () => resolve())
-        connection.on('end', () => resolve())
-      })
+      let lost = false
+      connection.on('error', () => { lost = true; wake() })
+      connection.on('end', () => { lost = true; wake() })
       try {
         await connection.connect()
         await connection.query(`insert into app.job_holders (holder) values ($1)
-                                on conflict (holder) do update set missing_since = null`, [holder])
+                                on conflict (holder) do update set missing_since = null, beat_at = now()`, [holder])
         attempt = 0
         markRegistered()
-        if (!closed) await ended
+        while (!closed && !lost) {
+          await pause(SWEEP_INTERVAL_MS)
+          if (closed || lost) break
+          await connection.query('update app.job_holders set beat_at = now(), missing_since = null where holder = $1', [holder])
+        }
       } catch (error) {
-        if (!closed) logger.debug(`the presence of ${holder} could not connect: ${(error as Error).message}`)
+        if (!closed) logger.debug(`the presence of ${holder} failed: ${(error as Error).message}`)
       }
       client = null
       await connection.end().catch(() => {})
-      if (!closed) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!)
-          wake = () => { clearTimeout(timer); resolve() }
-        })
-      }
+      if (!closed) await pause(RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!)
     }
   })()
   return {
