@@ -4,10 +4,10 @@
 // root the cluster runs as the postgres user.
 import { execFile } from 'node:child_process'
 import { chown, mkdtemp, rm } from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { freePort } from '../lib/ports.ts'
 
 const run = promisify(execFile)
 const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'
@@ -23,16 +23,6 @@ export interface PrivateCluster {
   destroy: () => Promise<void>
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 export async function privateCluster(): Promise<PrivateCluster> {
   const asRoot = process.getuid?.() === 0

@@ -7,7 +7,7 @@ import t from 'tap'
 import postgres from 'postgres'
 import { acme } from '../lib/fixtures.ts'
 import { pinClock } from '../lib/db.ts'
-import { deploy, mcpClient } from '../lib/automations.ts'
+import { automationPath as path, deploy, inputlessDocument as document, mcpClient } from '../lib/automations.ts'
 import { eventually } from '../lib/wait.ts'
 import { agents, call, pooled, seededDatabase, spawnApi, spawnWorker } from './spawned-service.ts'
 
@@ -21,15 +21,6 @@ const TICKS = 6
 // nothing due, so every tick of a scheduled minute is one this test sends.
 const START = Date.parse('2031-01-06T10:00:30Z')
 const minute = (n: number) => Date.parse('2031-01-06T10:00:00Z') + n * 60_000
-
-const document = (name: string) => ({
-  name,
-  steps: [
-    { slug: 'mark', type: 'set', config: { values: { fired: true } }, next: { success: 'end' } },
-    { slug: 'end', type: 'output', config: { mapping: { fired: '{{ steps.mark.output.fired }}' } } },
-  ],
-})
-const path = (name: string) => `/api/v1/automations/${name.replace('/', '__')}`
 
 t.test('two APIs and two workers on one database', async (t) => {
   const began = performance.now()

@@ -26,6 +26,18 @@ export function simpleDocument(name: string, extra: Record<string, unknown> = {}
   }
 }
 
+/** A document that takes no inputs, so every trigger start is accepted: two set-and-output steps. */
+export const inputlessDocument = (name: string) => ({
+  name,
+  steps: [
+    { slug: 'mark', type: 'set', config: { values: { fired: true } }, next: { success: 'end' } },
+    { slug: 'end', type: 'output', config: { mapping: { fired: '{{ steps.mark.output.fired }}' } } },
+  ],
+})
+
+/** An automation's REST path from its name (a slash in the name is written __). */
+export const automationPath = (name: string) => `/api/v1/automations/${name.replace('/', '__')}`
+
 /** Creates and deploys a document through MCP as a developer. */
 export async function deploy(client: Client, document: Record<string, unknown>): Promise<void> {
   const created = await callTool(client, 'automation_create', { document })

@@ -1,15 +1,14 @@
 // The embedded PostgreSQL of `npm start` is found by every other process of the
 // service through its data directory, whatever port it was started on.
 import t from 'tap'
-import net from 'node:net'
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { AddressInfo } from 'node:net'
 import postgres from 'postgres'
 import { runningClusterPort } from '../../server/core/db/embedded.ts'
 import { databaseUrl } from '../lib/db.ts'
 import { message, root, spawnMain, spawnProcess, tsxLoader } from './process.ts'
+import { freePort } from '../lib/ports.ts'
 
 t.test('a running cluster\'s port is read from its data directory', async (t) => {
   const sql = postgres(databaseUrl(), { max: 1, onnotice: () => {} })
@@ -27,13 +26,6 @@ t.test('a running cluster\'s port is read from its data directory', async (t) =>
   t.equal(runningClusterPort(dir), null, 'a stale postmaster.pid: nothing runs there')
 })
 
-async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 t.test('admin works beside npm start on a non-default embedded port', async (t) => {
   // PostgreSQL runs as its own system user when started by root: the directory must be reachable.

@@ -9,7 +9,6 @@ import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import net, { type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
@@ -19,7 +18,8 @@ import { callTool, mcpClient } from '../lib/mcp.ts'
 import { eventually } from '../lib/wait.ts'
 import { seed } from '../../server/admin/operations.ts'
 import { simpleDocument } from '../lib/automations.ts'
-import { entry, message, spawnMain, type Spawned } from './process.ts'
+import { entry, message, spawnMain, started } from './process.ts'
+import { freePort } from '../lib/ports.ts'
 
 // Two processes of the service and a pooler start on a machine other suites load too.
 t.setTimeout(600_000)
@@ -28,26 +28,6 @@ const PGBOUNCER = '/usr/sbin/pgbouncer'
 /** Server connections per database and login: fewer than any process's clients. */
 const SERVER_CONNECTIONS = 2
 
-/** A process of the service, killed with the test whatever happens (a timeout skips teardowns). */
-function started(t: Test, spawned: Spawned): Spawned {
-  process.once('exit', () => spawned.child.kill('SIGKILL'))
-  t.teardown(async () => {
-    if (spawned.child.exitCode === null && spawned.child.signalCode === null) spawned.child.kill('SIGKILL')
-    await spawned.closed
-  })
-  return spawned
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 /**
  * pgbouncer in transaction mode in front of the test cluster, on a free port; its

@@ -2,6 +2,7 @@
 // line by line (the JSON log) and its end observed.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
 
 export const root = fileURLToPath(new URL('../../', import.meta.url))
 /** tsx as an --import argument that resolves from any working directory. */
@@ -80,4 +81,14 @@ export function entry(line: string): Record<string, any> | null {
 export const message = (text: string | RegExp) => (line: string) => {
   const parsed = entry(line)
   return parsed !== null && (typeof text === 'string' ? parsed.message === text : text.test(String(parsed.message)))
+}
+
+/** A process of the service, killed with the test whatever happens (a timeout skips teardowns). */
+export function started(t: Test, spawned: Spawned): Spawned {
+  process.once('exit', () => spawned.child.kill('SIGKILL'))
+  t.teardown(async () => {
+    if (spawned.child.exitCode === null && spawned.child.signalCode === null) spawned.child.kill('SIGKILL')
+    await spawned.closed
+  })
+  return spawned
 }

@@ -2,23 +2,13 @@
 // migrates: it refuses to start on a database older than its code, or, serving
 // requests, while the request login lacks the role defaults that replace startup
 // options there. test/ops/pgbouncer.test.ts runs the service through pgbouncer.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { freshDatabase } from '../lib/db.ts'
 import { ConfigError, loadConfig } from '../../server/core/config.ts'
-import { entry, spawnMain, type Spawned } from './process.ts'
+import { entry, spawnMain, started } from './process.ts'
 
 // Processes of the service start on a machine other suites load too.
 t.setTimeout(600_000)
-
-/** A process of the service, killed with the test whatever happens (a timeout skips teardowns). */
-function started(t: Test, spawned: Spawned): Spawned {
-  process.once('exit', () => spawned.child.kill('SIGKILL'))
-  t.teardown(async () => {
-    if (spawned.child.exitCode === null && spawned.child.signalCode === null) spawned.child.kill('SIGKILL')
-    await spawned.closed
-  })
-  return spawned
-}
 
 t.test('DATABASE_POOL_MODE is session unless set to transaction', async (t) => {
   t.equal(loadConfig({}).DATABASE_POOL_MODE, 'session')

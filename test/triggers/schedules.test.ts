@@ -6,22 +6,11 @@ import t, { type Test } from 'tap'
 import postgres from 'postgres'
 import type { JobHelpers } from 'graphile-worker'
 import { world, type World } from '../lib/world.ts'
-import { deploy, callTool } from '../lib/automations.ts'
+import { automationPath as path, callTool, deploy, inputlessDocument as document } from '../lib/automations.ts'
 import { pinClock } from '../lib/db.ts'
 import { scheduleTick } from '../../jobs/tasks/schedule-tick.ts'
 
 const ms = (iso: string) => Date.parse(iso)
-
-// Takes no inputs, so every trigger start is accepted.
-const document = (name: string) => ({
-  name,
-  steps: [
-    { slug: 'mark', type: 'set', config: { values: { fired: true } }, next: { success: 'end' } },
-    { slug: 'end', type: 'output', config: { mapping: { fired: '{{ steps.mark.output.fired }}' } } },
-  ],
-})
-
-const path = (name: string) => `/api/v1/automations/${name.replace('/', '__')}`
 
 async function scheduled(w: World, name: string, cron: string, timezone?: string, deployIt = true) {
   const client = await w.dev.mcp()
