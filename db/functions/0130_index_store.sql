@@ -317,7 +317,16 @@ returns table (file_id text, ordinal integer, content text, page integer, headin
                knowledge_entry_id uuid, score double precision)
 -- A misspelt word still finds its passage: pg_trgm's default similarity (0.3) is kept
 -- for the vocabulary lookup.
-language plpgsql stable as $body$
+-- One plan per session whatever the caller's plan mode: a custom plan costs about 2 ms
+-- a call (rum's estimate reads the index for every query word), more than the search.
+-- Bitmap scans are off because a generic plan would otherwise fetch every matching
+-- passage as a bitmap and sort them all (20-110 ms over 100,000 passages) instead of
+-- reading the rum index in rank order and stopping at the candidates.
+-- (test/knowledge/search-plan.test.ts reads the plans.)
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+set enable_bitmapscan = off
+as $body$
 #variable_conflict use_column
 declare
   candidates integer := greatest(top_k * 4, 40);
@@ -349,9 +358,13 @@ begin
                where x.owner = coalesce(search_chunks.owner, app.nil_owner()) and q.term % x.word
                order by x.word <-> q.term
                limit 3) v
-           -- A probe per query word (a scalar subquery, never a join over the vocabulary).
-           where (select true from app.index_words k
-                   where k.owner = coalesce(search_chunks.owner, app.nil_owner()) and k.word = q.term) is null
+           -- A probe per query word through the vocabulary's primary key (a scalar
+           -- subquery, never a join over the vocabulary). Written as the first word at
+           -- or after the term: as `word = term` the planner takes the trigram index,
+           -- which costs about 0.5 ms a word.
+           where (select k.word from app.index_words k
+                   where k.owner = coalesce(search_chunks.owner, app.nil_owner()) and k.word >= q.term
+                   order by k.word limit 1) is distinct from q.term
            group by q.term) w;
   similar_words := case when fuzzy is not null then to_tsquery(lang, fuzzy) end;
   if numnode(similar_words) = 0 then
@@ -397,13 +410,19 @@ begin
     select h.file_id, h.ordinal, sum(1.0 / (60 + h.rank)) * 61 / signals as score
       from (select * from lexical union all select * from trigram union all select * from semantic) h
      group by h.file_id, h.ordinal
+  ), kept as (
+    -- Passage text (toasted, often kilobytes) is read for the results only, not for
+    -- every candidate.
+    select f.file_id, f.ordinal, f.score
+      from fused f
+     where f.score >= coalesce(threshold, 0)
+     order by f.score desc, f.file_id, f.ordinal
+     limit top_k
   )
-  select c.file_id, c.ordinal, c.content, c.page, c.heading, c.document_id, c.knowledge_entry_id, f.score::double precision
-    from fused f
-    join app.index_chunks c on c.file_id = f.file_id and c.ordinal = f.ordinal
-   where f.score >= coalesce(threshold, 0)
-   order by f.score desc, c.file_id, c.ordinal
-   limit top_k;
+  select c.file_id, c.ordinal, c.content, c.page, c.heading, c.document_id, c.knowledge_entry_id, k.score::double precision
+    from kept k
+    join app.index_chunks c on c.file_id = k.file_id and c.ordinal = k.ordinal
+   order by k.score desc, c.file_id, c.ordinal;
 end $body$
 $template$;
 begin
