@@ -2,10 +2,16 @@
 // job worker (jobs/worker.ts) and the internal services' runners
 // (server/core/internal-service/runner.ts).
 //
-// Two faults graphile-worker does not survive on its own:
-// - The database restarts. A runner that cannot record a job's outcome gives its
-//   pool up and its promise rejects. Here the runner is started again (once the
-//   database answers), after releasing whatever the dead runner still held.
+// Faults graphile-worker does not survive on its own:
+// - The database restarts. A runner that cannot record a job's outcome shuts its
+//   pool down, and that shutdown waits for every running job; a shutdown that hangs
+//   never settles the runner's promise. And a job fetch whose answer was lost with its
+//   connection may have locked a job nobody runs: graphile-worker retries the fetch
+//   and never looks at that job again, which stays locked for four hours. So a runner
+//   that starts shutting down on its own, whose fetch failed, or that stopped is
+//   replaced: a new runner starts (once the database answers) and takes jobs at once;
+//   the old one finishes what it runs, and then whatever is still locked under its
+//   ids is released.
 // - A process is killed (SIGKILL, the OOM killer). Its jobs stay locked for
 //   graphile-worker's lock timeout of four hours. Here every runner registers the id
 //   it locks jobs under (app.job_holders) and beats for it every few seconds on a
@@ -30,6 +36,12 @@ export const SWEEP_INTERVAL_MS = 2_000
 export const ABSENCE_GRACE = '10 seconds'
 /** Waits between attempts to start a runner while the database does not answer. */
 const RESTART_DELAYS_MS = [500, 1_000, 2_000, 5_000]
+/**
+ * How long a replaced runner may take to stop once none of its jobs runs: past it, its
+ * shutdown is taken as hung and its ids are released anyway. Longer than recording the
+ * outcomes of its last jobs takes once the database answers.
+ */
+export const HUNG_STOP_MS = 20_000
 
 export interface SupervisedRunnerOptions {
   /** run()'s options, but those the supervisor owns (the pool, events, signals). */
@@ -54,6 +66,14 @@ export interface SupervisedRunner {
   promise: Promise<void>
 }
 
+/** What the supervisor and a runner's event handlers share. */
+interface RunnerControl {
+  /** Set before the supervisor stops the runner: a shutdown then is no fault. */
+  stopRequested: boolean
+  /** Called when the runner must be replaced (set by the supervisor). */
+  onFault: (reason: string) => void
+}
+
 /** One graphile-worker runner and what belongs to it. */
 interface Incarnation {
   runner: Runner
@@ -61,6 +81,16 @@ interface Incarnation {
   /** The ids jobs are locked under: the worker pool's and its workers'. */
   holders: Set<string>
   presences: Presence[]
+  /** The jobs its workers run now (job:start to job:complete). */
+  running: Set<string>
+  /** Set once the runner's promise settled. */
+  done: boolean
+  /** Settles with the runner's promise, either way. */
+  settled: Promise<void>
+  /** Why it is being replaced, once it is. */
+  replacedFor: string | null
+  control: RunnerControl
+  retired: boolean
 }
 
 /**
@@ -82,16 +112,22 @@ export async function startSupervisedRunner(connectionString: string, options: S
   }, SWEEP_INTERVAL_MS)
   sweep.unref()
 
+  // Replaced runners still finishing their jobs: a stop ends them too.
+  const windingDown = new Set<Incarnation>()
   const supervise = (incarnation: Incarnation) => {
-    incarnation.runner.promise.then(() => restart(incarnation, 'it stopped'), (error: Error) => restart(incarnation, error.message))
+    incarnation.control.onFault = (reason) => void replace(incarnation, reason)
+    incarnation.settled.then(() => replace(incarnation, incarnation.replacedFor ?? 'it stopped'))
   }
-  const restart = async (dead: Incarnation, reason: string) => {
-    if (stopping || dead !== current) return
-    logger.error(`the job runner stopped (${reason}); starting it again`)
+  const replace = async (old: Incarnation, reason: string) => {
+    if (stopping || old !== current || old.replacedFor !== null) return
+    old.replacedFor = reason
+    logger.error(`the job runner is replaced (${reason}); starting a new one`)
     for (let attempt = 0; !stopping; attempt += 1) {
       try {
         const next = await incarnate(connectionString, options)
         if (stopping) {
+          next.control.stopRequested = true
+          await next.runner.stop().catch(() => {})
           await retire(next, logger)
           return
         }
@@ -105,11 +141,25 @@ export async function startSupervisedRunner(connectionString: string, options: S
     if (stopping) return
     supervise(current)
     logger.info('the job runner started again')
-    // What the dead runner fetched or ran without recording its outcome is released
-    // now that the database answers (the run engine resumes from the last committed
-    // step); failing that, the sweep releases it once its presence is gone.
-    await release(current.pool, dead.holders, logger)
-    await retire(dead, logger)
+    // The old runner finishes the jobs it runs (their outcomes are recorded by it);
+    // what is still locked under its ids after that was fetched by an answer that never
+    // arrived, or belongs to a shutdown that hung, and is released for the new one (the
+    // run engine resumes each run from its last committed step).
+    windingDown.add(old)
+    old.control.stopRequested = true
+    if (!old.done) old.runner.stop().catch(() => {})
+    const hungAt = Date.now() + HUNG_STOP_MS
+    while (!old.done && !stopping) {
+      if (Date.now() >= hungAt && old.running.size === 0) {
+        logger.warn(`the replaced job runner did not stop within ${HUNG_STOP_MS} ms of its last job; releasing its jobs`)
+        break
+      }
+      await Promise.race([old.settled, delay(1_000)])
+    }
+    if (stopping || old.retired) return
+    windingDown.delete(old)
+    await release(current.pool, old.holders, logger)
+    await retire(old, logger, 2_000)
   }
   supervise(current)
 
@@ -119,29 +169,34 @@ export async function startSupervisedRunner(connectionString: string, options: S
       if (stopping) return promise
       stopping = true
       clearInterval(sweep)
-      const incarnation = current
-      const stopped = incarnation.runner.stop()
-      let late = false
-      if (graceMs !== undefined) {
-        let timer: NodeJS.Timeout | undefined
-        late = await Promise.race([
-          stopped.then(() => false, () => false),
-          new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), graceMs) }),
-        ])
-        clearTimeout(timer)
-      } else {
-        await stopped.catch(() => {})
-      }
-      if (late) {
-        // Jobs still running are unlocked for another runner (graphile-worker's
-        // force_unlock_workers); the graceful stop never settles while a job runs on,
-        // so it is not awaited.
-        void stopped.catch(() => {})
-        await release(incarnation.pool, incarnation.holders, logger)
-      }
-      await retire(incarnation, logger, late ? 2_000 : undefined)
+      await Promise.all([current, ...windingDown].map((incarnation) => stopIncarnation(incarnation, graceMs)))
       settle()
     },
+  }
+
+  async function stopIncarnation(incarnation: Incarnation, graceMs?: number): Promise<void> {
+    incarnation.control.stopRequested = true
+    // Settles with the runner's promise, also when graphile-worker was stopping it already.
+    const stopped = incarnation.runner.stop().catch(() => {}).then(() => incarnation.settled)
+    let late = false
+    if (graceMs !== undefined) {
+      let timer: NodeJS.Timeout | undefined
+      late = await Promise.race([
+        stopped.then(() => false, () => false),
+        new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), graceMs) }),
+      ])
+      clearTimeout(timer)
+    } else {
+      await stopped.catch(() => {})
+    }
+    if (late) {
+      // Jobs still running are unlocked for another runner (graphile-worker's
+      // force_unlock_workers); the graceful stop never settles while a job runs on,
+      // so it is not awaited.
+      void stopped.catch(() => {})
+      await release(incarnation.pool, incarnation.holders, logger)
+    }
+    await retire(incarnation, logger, late ? 2_000 : undefined)
   }
 }
 
@@ -166,6 +221,14 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
     registered = presence.registered
   })
   events.on('worker:create', ({ worker }) => holders.add(worker.workerId))
+  const running = new Set<string>()
+  events.on('job:start', ({ job }) => running.add(job.id))
+  events.on('job:complete', ({ job }) => running.delete(job.id))
+  const control: RunnerControl = { stopRequested: false, onFault: () => {} }
+  events.on('pool:gracefulShutdown', ({ message }) => {
+    if (!control.stopRequested) control.onFault(`it began shutting down: ${message}`)
+  })
+  events.on('worker:getJob:error', ({ error }) => control.onFault(`fetching a job failed: ${(error as Error).message}`))
   options.onEvents?.(events)
   gateConnections(pool, () => registered)
   try {
@@ -176,7 +239,11 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
     const preset = { ...options.runner.preset,
       worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0, ...options.runner.preset?.worker } }
     const runner = await run({ ...options.runner, preset, pgPool: pool, events, logger, noHandleSignals: true })
-    return { runner, pool, holders, presences }
+    const incarnation: Incarnation = {
+      runner, pool, holders, presences, running, control, done: false, replacedFor: null, retired: false,
+      settled: runner.promise.then(() => { incarnation.done = true }, () => { incarnation.done = true }),
+    }
+    return incarnation
   } catch (error) {
     await Promise.all(presences.map((presence) => presence.close()))
     await pool.end().catch(() => {})
@@ -186,6 +253,8 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
 
 /** Ends what is left of a runner: its presence (after its jobs were released or finished) and its pool. */
 async function retire(incarnation: Incarnation, logger: Logger, poolWaitMs?: number): Promise<void> {
+  if (incarnation.retired) return
+  incarnation.retired = true
   await incarnation.pool.query('delete from app.job_holders where holder = any($1::text[])', [[...incarnation.holders]])
     .catch((error: Error) => logger.debug(`forgetting the runner's ids failed: ${error.message}`))
   await Promise.all(incarnation.presences.map((presence) => presence.close()))
