@@ -2,6 +2,7 @@
 // parsed as JSON whatever the Content-Type.
 import type { IncomingMessage } from 'node:http'
 import { HttpError, invalidBody } from './errors.ts'
+import { findJsonFault, type JsonFaultKind } from '../core/json-clean.ts'
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -71,7 +72,8 @@ export function parseJsonBody(raw: Buffer): unknown {
     // secret (a cookie, a token): only where it failed is said.
     throw invalidBody('The body is not valid JSON.', [{ path: '', message: jsonFault(error as Error, text) }])
   }
-  checkValues(value, '')
+  const fault = findJsonFault(value, { maxDepth: MAX_BODY_DEPTH, safeIntegers: true, text })
+  if (fault) throw invalidBody(REFUSALS[fault.kind], [{ path: fault.path, message: fault.message }])
   return value
 }
 
@@ -84,42 +86,13 @@ export function parseJsonBody(raw: Buffer): unknown {
  */
 export const MAX_BODY_DEPTH = 64
 
-// Refuses what JSON allows but the service does not: nesting beyond MAX_BODY_DEPTH,
-// NUL characters, unpaired surrogates (in keys too) and integers beyond 2^53 - 1.
-// Iterative, so a deeply nested body cannot exhaust the stack.
-function checkValues(root: unknown, rootPath: string): void {
-  const pending: [unknown, string, number][] = [[root, rootPath, 0]]
-  while (pending.length > 0) {
-    const [value, path, depth] = pending.pop()!
-    if (typeof value === 'string') {
-      checkString(value, path)
-    } else if (typeof value === 'number') {
-      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-        throw invalidBody('Integers must be at most 2^53 - 1.', [{ path, message: 'integer out of range' }])
-      }
-    } else if (value !== null && typeof value === 'object') {
-      if (depth === MAX_BODY_DEPTH) {
-        throw invalidBody(`The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`,
-          [{ path, message: `nested deeper than ${MAX_BODY_DEPTH} levels` }])
-      }
-      if (Array.isArray(value)) {
-        value.forEach((item, index) => pending.push([item, join(path, String(index)), depth + 1]))
-      } else {
-        for (const [key, item] of Object.entries(value)) {
-          checkString(key, join(path, key))
-          pending.push([item, join(path, key), depth + 1])
-        }
-      }
-    }
-  }
+// What JSON allows but the service does not (server/core/json-clean.ts), refused.
+const REFUSALS: Record<JsonFaultKind, string> = {
+  nul: 'NUL characters are not allowed.',
+  surrogate: 'Unpaired surrogates are not allowed.',
+  integer: 'Integers must be at most 2^53 - 1.',
+  depth: `The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`,
 }
-
-function checkString(value: string, path: string): void {
-  if (value.includes('\u0000')) throw invalidBody('NUL characters are not allowed.', [{ path, message: 'NUL character' }])
-  if (!value.isWellFormed()) throw invalidBody('Unpaired surrogates are not allowed.', [{ path, message: 'unpaired surrogate' }])
-}
-
-const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`)
 
 /** Where a body stops being JSON, without quoting it. */
 function jsonFault(error: Error, text: string): string {

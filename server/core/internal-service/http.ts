@@ -4,6 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import * as v from 'valibot'
+import { findJsonFault } from '../json-clean.ts'
 
 export interface Issue {
   path: string
@@ -122,7 +123,7 @@ export function parseJson(raw: Buffer): unknown {
   } catch (error) {
     throw invalidBody('The body is not valid JSON.', [{ path: '', message: (error as Error).message }])
   }
-  const bad = badText(value)
+  const bad = badText(value, text)
   if (bad) throw invalidBody('The body holds a value the service cannot store.', [bad])
   return value
 }
@@ -133,28 +134,12 @@ export const MAX_JSON_DEPTH = 64
 /**
  * The first value PostgreSQL or the serializers on the way could not take: a string
  * or key with a NUL character or an unpaired surrogate, or nesting deeper than
- * MAX_JSON_DEPTH. Walked without recursion.
+ * MAX_JSON_DEPTH. Given the text it was parsed from, strings are looked at only when
+ * that text could carry such a character (server/core/json-clean.ts).
  */
-export function badText(root: unknown): Issue | null {
-  const pending: [unknown, string, number][] = [[root, '', 0]]
-  const check = (text: string, path: string): Issue | null =>
-    text.includes('\u0000') ? { path, message: 'NUL character' } : !text.isWellFormed() ? { path, message: 'unpaired surrogate' } : null
-  while (pending.length > 0) {
-    const [value, path, depth] = pending.pop()!
-    if (typeof value === 'string') {
-      const issue = check(value, path)
-      if (issue) return issue
-    } else if (value !== null && typeof value === 'object') {
-      if (depth === MAX_JSON_DEPTH) return { path, message: `nested deeper than ${MAX_JSON_DEPTH} levels` }
-      for (const [key, item] of Object.entries(value)) {
-        const at = path === '' ? key : `${path}.${key}`
-        const issue = check(key, at)
-        if (issue) return issue
-        pending.push([item, at, depth + 1])
-      }
-    }
-  }
-  return null
+export function badText(root: unknown, text?: string): Issue | null {
+  const fault = findJsonFault(root, { maxDepth: MAX_JSON_DEPTH, safeIntegers: false, text })
+  return fault && { path: fault.path, message: fault.message }
 }
 
 export function issuesOf(issues: readonly v.BaseIssue<unknown>[]): Issue[] {
