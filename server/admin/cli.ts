@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util'
 import * as v from 'valibot'
 import { loadConfig } from '../core/config.ts'
 import { resolveDatabase } from '../core/db/database.ts'
-import { ownerPool, type Sql } from '../core/db/connection.ts'
+import { ownerPool, type PoolMode, type Sql } from '../core/db/connection.ts'
 import { migrate } from '../core/db/migrate.ts'
 import { status } from './status.ts'
 import { describeDatabaseError, LEVELS, ROLES } from './errors.ts'
@@ -115,11 +115,23 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-async function runCommand(sql: Sql, databaseUrl: string, words: string[], values: Record<string, unknown>): Promise<unknown> {
+/**
+ * Migrating holds an advisory lock for a whole session, which a pooler in
+ * transaction mode does not give: the commands that migrate refuse to run there.
+ */
+function migrateHere(sql: Sql, databaseUrl: string, poolMode: PoolMode): Promise<unknown> {
+  if (poolMode === 'transaction') {
+    throw new Error('DATABASE_POOL_MODE=transaction: migrating needs a session of its own; run this command with DATABASE_URL ' +
+      'connecting directly to PostgreSQL (and DATABASE_POOL_MODE unset)')
+  }
+  return migrate(sql, databaseUrl)
+}
+
+async function runCommand(sql: Sql, databaseUrl: string, poolMode: PoolMode, words: string[], values: Record<string, unknown>): Promise<unknown> {
   const command = words.join(' ')
   switch (command) {
     case 'migrate':
-      return migrate(sql, databaseUrl)
+      return migrateHere(sql, databaseUrl, poolMode)
     case 'status':
       return status(sql)
     case 'seed': {
@@ -129,7 +141,7 @@ async function runCommand(sql: Sql, databaseUrl: string, words: string[], values
       if (!parsed.success) {
         throw new UsageError(`seed file: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? ''} ${i.message}`).join('; ')}`)
       }
-      await migrate(sql, databaseUrl)
+      await migrateHere(sql, databaseUrl, poolMode)
       return seed(sql, parsed.output)
     }
     case 'org create':
@@ -229,9 +241,10 @@ async function main(): Promise<number> {
     process.stderr.write(`error: the database could not be started: ${reason}\n`)
     return 1
   }
-  const sql = ownerPool(database.url, 1)
+  // Behind a pooler in transaction mode: no named prepared statements.
+  const sql = ownerPool(database.url, 1, config.DATABASE_POOL_MODE)
   try {
-    const result = await runCommand(sql, database.url, parsed.positionals, parsed.values)
+    const result = await runCommand(sql, database.url, config.DATABASE_POOL_MODE, parsed.positionals, parsed.values)
     process.stdout.write(JSON.stringify(result, null, 2) + '\n')
     return 0
   } catch (error) {

@@ -6,7 +6,8 @@
 // server connection it holds catch a role set at connect time and named prepared
 // statements.
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { promisify } from 'node:util'
 import { existsSync } from 'node:fs'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -209,6 +210,23 @@ t.test('an API and a worker behind pgbouncer in transaction mode', { skip: absen
     const run = await eventually(async () => (await get(`/api/v1/runs/${runId}`, 'dev@acme.test')).body,
       (r) => !['queued', 'running'].includes(r?.status))
     t.match(run, { status: 'completed', output: { greeting: 'Hello Ada' } })
+  })
+
+  t.test('the admin CLI through the pooler: commands run without prepared statements; migrating is refused', async (t) => {
+    const admin = (args: string[]) => promisify(execFile)(process.execPath, ['--import=tsx', 'server/admin/cli.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: env.DATABASE_URL, DATABASE_POOL_MODE: 'transaction' }, encoding: 'utf8',
+    })
+    // Several statements on one client, whose transactions land on either server
+    // connection: a named statement prepared on one would be missing on the other.
+    for (let round = 0; round < 3; round++) {
+      const { stdout } = await admin(['status'])
+      t.match(JSON.parse(stdout), { migrations: { pending: [] } }, `status ${round + 1} answers`)
+    }
+    const created = JSON.parse((await admin(['user', 'create', '--email', 'new@acme.test', '--name', 'New'])).stdout)
+    t.type(created.id, 'string', 'a command that writes runs too')
+    const refused = await admin(['migrate']).then(() => null, (error: { code: number; stderr: string }) => error)
+    t.equal(refused?.code, 1, 'migrate exits 1')
+    t.match(refused?.stderr, /DATABASE_POOL_MODE=transaction: migrating needs a session of its own/, 'and says why')
   })
 
   t.test('no server connection of the pooler holds a named prepared statement', async (t) => {
