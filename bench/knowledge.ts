@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import postgres from 'postgres'
 import { PDFDocument, StandardFonts } from 'pdf-lib'
-import { loadConcurrently, type Figures } from './measure.ts'
+import { jsonPoster, loadConcurrently, type Figures } from './measure.ts'
 
 const SEARCH_CONNECTIONS = 8
 const CHUNKS = Number(process.env.BENCH_KNOWLEDGE_CHUNKS ?? 100_000)
@@ -96,7 +96,12 @@ async function seedChunks(sql: postgres.Sql): Promise<string[]> {
   }
   await sql`set maintenance_work_mem = '512MB'`
   for (const index of textIndexes) await sql.unsafe(index.definition)
+  // Settled as a corpus long in use is: visibility maps set and dirty pages written,
+  // so the measure does not pay for the load's hint bits and checkpoint.
   await sql`vacuum analyze app.index_chunks`
+  await sql`vacuum analyze app.index_files`
+  await sql`vacuum analyze app.index_words`
+  await sql`checkpoint`
   return ids
 }
 
@@ -180,13 +185,11 @@ export async function benchKnowledge(url: string, port: number, seconds: number)
     const list = queries()
     let turn = 0
     const body = () => JSON.stringify({ query: list[turn++ % list.length], file_ids: files, top_k: 5 })
-    const searchHttp = async () => {
-      const res = await fetch(`${base}/api/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() })
-      await res.arrayBuffer()
-      return res.status === 200
-    }
+    const client = jsonPoster(base, SEARCH_CONNECTIONS)
+    const searchHttp = async () => (await client.post('/api/v1/search', body())) === 200
     await loadConcurrently(SEARCH_CONNECTIONS, Math.min(3, seconds), searchHttp) // warm-up: plans cached, pages read
     const http = await loadConcurrently(SEARCH_CONNECTIONS, seconds, searchHttp)
+    client.close()
     let floorTurn = 0
     const floor = await loadConcurrently(SEARCH_CONNECTIONS, seconds, async () => {
       const query = list[floorTurn++ % list.length]!

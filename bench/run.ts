@@ -76,7 +76,7 @@ const statementsOf = (url: string, path: string, key: string, requests: number) 
 
 const database = await benchServer()
 const { url, key } = await prepareDatabase(database.baseUrl, DATABASE, PROJECTS)
-const server = await startServer(url)
+let server = await startServer(url)
 const only = process.env.BENCH_ONLY
 try {
   const rows: string[] = []
@@ -105,7 +105,13 @@ try {
   let chat: ChatFigures | null = null
   if (!only || only === 'chat') chat = await benchChat(url, PORT, SCALE, CONNECTIONS, DURATION)
   let knowledge: KnowledgeFigures | null = null
-  if (!only || only === 'knowledge') knowledge = await benchKnowledge(url, PORT + 1, DURATION)
+  if (!only || only === 'knowledge') {
+    // The indexing service is measured alone: the main service (its API and worker)
+    // would share the two cores without taking part.
+    await stopService(server)
+    knowledge = await benchKnowledge(url, PORT + 1, DURATION)
+    server = await startServer(url)
+  }
   let contacts: ContactFigures | null = null
   if (!only || only === 'contacts') contacts = await benchContacts(url, PORT, SCALE)
   let crawler: CrawlerFigures | null = null
