@@ -8,10 +8,10 @@
 //   never settles the runner's promise. And a job fetch whose answer was lost with its
 //   connection may have locked a job nobody runs: graphile-worker retries the fetch
 //   and never looks at that job again, which stays locked for four hours. So a runner
-//   that starts shutting down on its own, whose fetch failed, or that stopped is
-//   replaced: a new runner starts (once the database answers) and takes jobs at once;
-//   the old one finishes what it runs, and then whatever is still locked under its
-//   ids is released.
+//   that starts shutting down on its own, that lost a connection (connectionLost),
+//   or that stopped is replaced: a new runner starts (once the database answers) and
+//   takes jobs at once; the old one finishes what it runs, and then whatever is still
+//   locked under its ids is released.
 // - A process is killed (SIGKILL, the OOM killer). Its jobs stay locked for
 //   graphile-worker's lock timeout of four hours. Here every runner registers the id
 //   it locks jobs under (app.job_holders) and beats for it every few seconds on a
@@ -37,11 +37,25 @@ export const ABSENCE_GRACE = '10 seconds'
 /** Waits between attempts to start a runner while the database does not answer. */
 const RESTART_DELAYS_MS = [500, 1_000, 2_000, 5_000]
 /**
- * How long a replaced runner may take to stop once none of its jobs runs: past it, its
- * shutdown is taken as hung and its ids are released anyway. Longer than recording the
- * outcomes of its last jobs takes once the database answers.
+ * How long a replaced runner may take to stop after it was replaced and after its last
+ * job ended: past it, with no job running, its shutdown is taken as hung and its ids
+ * are released anyway. Longer than recording the outcomes of its last jobs takes once
+ * the database answers (graphile-worker retries them with waits of up to 30 s).
  */
-export const HUNG_STOP_MS = 20_000
+export const HUNG_STOP_MS = 60_000
+
+/**
+ * Whether an error leaves the connection's last statement in doubt (its answer may
+ * have been lost after it committed): errors of the socket or the driver, which carry
+ * no SQLSTATE, connection exceptions (08) and operator intervention (57P: a shutdown,
+ * a terminated backend). An error the server reported otherwise rolled its
+ * transaction back, so nothing it did is left behind.
+ */
+export function connectionLost(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return true
+  const code = error.code ?? ''
+  return code.startsWith('08') || code.startsWith('57P')
+}
 
 export interface SupervisedRunnerOptions {
   /** run()'s options, but those the supervisor owns (the pool, events, signals). */
@@ -83,6 +97,8 @@ interface Incarnation {
   presences: Presence[]
   /** The jobs its workers run now (job:start to job:complete). */
   running: Set<string>
+  /** When its last job ended (performance.now()), 0 before any. */
+  lastJobEndedAt: number
   /** Set once the runner's promise settled. */
   done: boolean
   /** Settles with the runner's promise, either way. */
@@ -114,9 +130,17 @@ export async function startSupervisedRunner(connectionString: string, options: S
 
   // Replaced runners still finishing their jobs: a stop ends them too.
   const windingDown = new Set<Incarnation>()
+  // Replacements in progress, which a stop waits for, and the grace the stop gives.
+  const replacements = new Set<Promise<void>>()
+  let stopGraceMs: number | undefined
+  const fault = (incarnation: Incarnation, reason: string) => {
+    const replacement = replace(incarnation, reason)
+    replacements.add(replacement)
+    void replacement.finally(() => replacements.delete(replacement))
+  }
   const supervise = (incarnation: Incarnation) => {
-    incarnation.control.onFault = (reason) => void replace(incarnation, reason)
-    incarnation.settled.then(() => replace(incarnation, incarnation.replacedFor ?? 'it stopped'))
+    incarnation.control.onFault = (reason) => fault(incarnation, reason)
+    void incarnation.settled.then(() => fault(incarnation, incarnation.replacedFor ?? 'it stopped'))
   }
   const replace = async (old: Incarnation, reason: string) => {
     if (stopping || old !== current || old.replacedFor !== null) return
@@ -126,9 +150,7 @@ export async function startSupervisedRunner(connectionString: string, options: S
       try {
         const next = await incarnate(connectionString, options)
         if (stopping) {
-          next.control.stopRequested = true
-          await next.runner.stop().catch(() => {})
-          await retire(next, logger)
+          await stopIncarnation(next, stopGraceMs)
           return
         }
         current = next
@@ -148,10 +170,12 @@ export async function startSupervisedRunner(connectionString: string, options: S
     windingDown.add(old)
     old.control.stopRequested = true
     if (!old.done) old.runner.stop().catch(() => {})
-    const hungAt = Date.now() + HUNG_STOP_MS
+    const replacedAt = performance.now()
+    let hung = false
     while (!old.done && !stopping) {
-      if (Date.now() >= hungAt && old.running.size === 0) {
+      if (old.running.size === 0 && performance.now() - Math.max(replacedAt, old.lastJobEndedAt) >= HUNG_STOP_MS) {
         logger.warn(`the replaced job runner did not stop within ${HUNG_STOP_MS} ms of its last job; releasing its jobs`)
+        hung = true
         break
       }
       await Promise.race([old.settled, delay(1_000)])
@@ -159,7 +183,9 @@ export async function startSupervisedRunner(connectionString: string, options: S
     if (stopping || old.retired) return
     windingDown.delete(old)
     await release(current.pool, old.holders, logger)
-    await retire(old, logger, 2_000)
+    // A hung runner may still lock a job with a fetch in flight: its ids are left for
+    // the sweep, which releases what they hold once their beat has stopped.
+    await retire(old, logger, 2_000, { forget: !hung })
   }
   supervise(current)
 
@@ -168,7 +194,11 @@ export async function startSupervisedRunner(connectionString: string, options: S
     stop: async (graceMs?: number) => {
       if (stopping) return promise
       stopping = true
+      stopGraceMs = graceMs
       clearInterval(sweep)
+      // A replacement in progress ends first: a runner it started is stopped with the
+      // same grace, and the one it replaced is left winding down, for below.
+      await Promise.all([...replacements])
       await Promise.all([current, ...windingDown].map((incarnation) => stopIncarnation(incarnation, graceMs)))
       settle()
     },
@@ -202,11 +232,19 @@ export async function startSupervisedRunner(connectionString: string, options: S
 
 async function incarnate(connectionString: string, options: SupervisedRunnerOptions): Promise<Incarnation> {
   const { logger } = options
-  const pool = new pg.Pool({ connectionString, max: options.poolSize })
-  // An idle connection that fails (a database restart) must not end the process.
-  const report = (error: Error) => logger.error(`job runner connection failed: ${error.message}`)
-  pool.on('error', report)
-  pool.on('connect', (client) => client.on('error', report))
+  // Keepalives: a connection whose peer vanished fails instead of waiting forever.
+  const pool = new pg.Pool({ connectionString, max: options.poolSize, keepAlive: true })
+  const control: RunnerControl = { stopRequested: false, onFault: () => {} }
+  // A connection that fails (a database restart) must not end the process; one lost
+  // while a statement was out may have locked a job nobody runs, so the runner is
+  // replaced (graphile-worker retries some of its fetches on its own, so a failed
+  // fetch alone would not say so).
+  const lost = (error: Error) => {
+    logger.error(`job runner connection failed: ${error.message}`)
+    if (connectionLost(error)) control.onFault(`a connection failed: ${error.message}`)
+  }
+  pool.on('error', lost)
+  pool.on('connect', (client) => client.on('error', lost))
   const holders = new Set<string>()
   const presences: Presence[] = []
   // Jobs are locked under the worker pool's id, which graphile-worker draws when it
@@ -222,13 +260,18 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
   })
   events.on('worker:create', ({ worker }) => holders.add(worker.workerId))
   const running = new Set<string>()
+  const ended = { at: 0 }
   events.on('job:start', ({ job }) => running.add(job.id))
-  events.on('job:complete', ({ job }) => running.delete(job.id))
-  const control: RunnerControl = { stopRequested: false, onFault: () => {} }
+  events.on('job:complete', ({ job }) => {
+    running.delete(job.id)
+    ended.at = performance.now()
+  })
   events.on('pool:gracefulShutdown', ({ message }) => {
     if (!control.stopRequested) control.onFault(`it began shutting down: ${message}`)
   })
-  events.on('worker:getJob:error', ({ error }) => control.onFault(`fetching a job failed: ${(error as Error).message}`))
+  events.on('worker:getJob:error', ({ error }) => {
+    if (connectionLost(error)) control.onFault(`fetching a job failed: ${(error as Error).message}`)
+  })
   options.onEvents?.(events)
   gateConnections(pool, () => registered)
   try {
@@ -241,6 +284,7 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
     const runner = await run({ ...options.runner, preset, pgPool: pool, events, logger, noHandleSignals: true })
     const incarnation: Incarnation = {
       runner, pool, holders, presences, running, control, done: false, replacedFor: null, retired: false,
+      get lastJobEndedAt() { return ended.at },
       settled: runner.promise.then(() => { incarnation.done = true }, () => { incarnation.done = true }),
     }
     return incarnation
@@ -251,12 +295,17 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
   }
 }
 
-/** Ends what is left of a runner: its presence (after its jobs were released or finished) and its pool. */
-async function retire(incarnation: Incarnation, logger: Logger, poolWaitMs?: number): Promise<void> {
+/**
+ * Ends what is left of a runner: its presence (after its jobs were released or
+ * finished) and its pool; its ids are forgotten unless left for the sweep.
+ */
+async function retire(incarnation: Incarnation, logger: Logger, poolWaitMs?: number, { forget = true } = {}): Promise<void> {
   if (incarnation.retired) return
   incarnation.retired = true
-  await incarnation.pool.query('delete from app.job_holders where holder = any($1::text[])', [[...incarnation.holders]])
-    .catch((error: Error) => logger.debug(`forgetting the runner's ids failed: ${error.message}`))
+  if (forget) {
+    await incarnation.pool.query('delete from app.job_holders where holder = any($1::text[])', [[...incarnation.holders]])
+      .catch((error: Error) => logger.debug(`forgetting the runner's ids failed: ${error.message}`))
+  }
   await Promise.all(incarnation.presences.map((presence) => presence.close()))
   const ended = incarnation.pool.end().catch(() => {})
   // A job still holding a connection would keep pool.end() waiting.
