@@ -122,7 +122,7 @@ export function workerLogger(log: ServiceLogger): Logger {
 }
 
 export async function startWorker(connectionString: string, options: WorkerOptions): Promise<Worker> {
-  // Supervised (server/core/queue/supervised-runner.ts): a database restart restarts
+  // Supervised (server/core/queue/supervised-runner.ts): a database restart replaces
   // graphile-worker's runner rather than ending the worker, and the jobs of a worker
   // process that was killed are released for this one.
   const logger = options.logger ?? (options.log ? workerLogger(options.log) : new Logger(() => () => {}))

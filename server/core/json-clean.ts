@@ -20,9 +20,18 @@ export interface JsonFault {
   message: string
 }
 
+/**
+ * How deeply a body's arrays and objects may nest (a top-level object is level 1).
+ * Deeper bodies are refused before anything walks them recursively: the serializers
+ * on the way to SQL and the validators overflow the stack a few thousand levels down.
+ * An automation document sent over MCP sits three levels down its JSON-RPC message
+ * and nests well within the rest.
+ */
+export const MAX_JSON_DEPTH = 64
+
 export interface JsonFaultOptions {
-  /** Levels of arrays and objects allowed (a top-level object is level 1). */
-  maxDepth: number
+  /** Levels of arrays and objects allowed; MAX_JSON_DEPTH unless told. */
+  maxDepth?: number
   /** Refuses integers beyond Number.MAX_SAFE_INTEGER. */
   safeIntegers: boolean
   /** The text the value was parsed from: strings are checked only when it holds a suspicious escape. */
@@ -42,7 +51,7 @@ function stringFault(text: string, path: () => string): JsonFault | null {
 
 /** The first fault found, or null. Walked without recursion, so no nesting exhausts the stack. */
 export function findJsonFault(root: unknown, options: JsonFaultOptions): JsonFault | null {
-  const { maxDepth, safeIntegers } = options
+  const { maxDepth = MAX_JSON_DEPTH, safeIntegers } = options
   const checkStrings = options.text === undefined || SUSPICIOUS_ESCAPE.test(options.text)
   const pending: [object, string, number][] = []
   const visit = (value: unknown, parent: string, key: string | null, depth: number): JsonFault | null => {

@@ -2,7 +2,7 @@
 // parsed as JSON whatever the Content-Type.
 import type { IncomingMessage } from 'node:http'
 import { HttpError, invalidBody } from './errors.ts'
-import { findJsonFault, type JsonFaultKind } from '../core/json-clean.ts'
+import { findJsonFault, MAX_JSON_DEPTH, type JsonFaultKind } from '../core/json-clean.ts'
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -72,19 +72,13 @@ export function parseJsonBody(raw: Buffer): unknown {
     // secret (a cookie, a token): only where it failed is said.
     throw invalidBody('The body is not valid JSON.', [{ path: '', message: jsonFault(error as Error, text) }])
   }
-  const fault = findJsonFault(value, { maxDepth: MAX_BODY_DEPTH, safeIntegers: true, text })
+  const fault = findJsonFault(value, { safeIntegers: true, text })
   if (fault) throw invalidBody(REFUSALS[fault.kind], [{ path: fault.path, message: fault.message }])
   return value
 }
 
-/**
- * How deeply a body's arrays and objects may nest (a top-level object is level 1).
- * Deeper bodies are refused here, before anything walks them recursively: the
- * serializers on the way to SQL and the validators overflow the stack a few
- * thousand levels down. An automation document sent over MCP sits three levels
- * down its JSON-RPC message and nests well within the rest.
- */
-export const MAX_BODY_DEPTH = 64
+/** How deeply a body's arrays and objects may nest: the limit of every JSON body (server/core/json-clean.ts). */
+export const MAX_BODY_DEPTH = MAX_JSON_DEPTH
 
 // What JSON allows but the service does not (server/core/json-clean.ts), refused.
 const REFUSALS: Record<JsonFaultKind, string> = {

@@ -128,9 +128,6 @@ export function parseJson(raw: Buffer): unknown {
   return value
 }
 
-/** How deeply a JSON value's arrays and objects may nest (a top-level object is level 1). */
-export const MAX_JSON_DEPTH = 64
-
 /**
  * The first value PostgreSQL or the serializers on the way could not take: a string
  * or key with a NUL character or an unpaired surrogate, or nesting deeper than
@@ -138,7 +135,7 @@ export const MAX_JSON_DEPTH = 64
  * that text could carry such a character (server/core/json-clean.ts).
  */
 export function badText(root: unknown, text?: string): Issue | null {
-  const fault = findJsonFault(root, { maxDepth: MAX_JSON_DEPTH, safeIntegers: false, text })
+  const fault = findJsonFault(root, { safeIntegers: false, text })
   return fault && { path: fault.path, message: fault.message }
 }
 

@@ -86,6 +86,10 @@ interface RunnerControl {
   stopRequested: boolean
   /** Called when the runner must be replaced (set by the supervisor). */
   onFault: (reason: string) => void
+  /** The jobs its workers run now (job:start to job:complete). */
+  running: Set<string>
+  /** When its last job ended (performance.now()), 0 before any. */
+  lastJobEndedAt: number
 }
 
 /** One graphile-worker runner and what belongs to it. */
@@ -95,17 +99,13 @@ interface Incarnation {
   /** The ids jobs are locked under: the worker pool's and its workers'. */
   holders: Set<string>
   presences: Presence[]
-  /** The jobs its workers run now (job:start to job:complete). */
-  running: Set<string>
-  /** When its last job ended (performance.now()), 0 before any. */
-  lastJobEndedAt: number
+  control: RunnerControl
   /** Set once the runner's promise settled. */
   done: boolean
   /** Settles with the runner's promise, either way. */
   settled: Promise<void>
-  /** Why it is being replaced, once it is. */
-  replacedFor: string | null
-  control: RunnerControl
+  /** Set once a replacement for it began. */
+  replaced: boolean
   retired: boolean
 }
 
@@ -140,11 +140,11 @@ export async function startSupervisedRunner(connectionString: string, options: S
   }
   const supervise = (incarnation: Incarnation) => {
     incarnation.control.onFault = (reason) => fault(incarnation, reason)
-    void incarnation.settled.then(() => fault(incarnation, incarnation.replacedFor ?? 'it stopped'))
+    void incarnation.settled.then(() => fault(incarnation, 'it stopped'))
   }
   const replace = async (old: Incarnation, reason: string) => {
-    if (stopping || old !== current || old.replacedFor !== null) return
-    old.replacedFor = reason
+    if (stopping || old !== current || old.replaced) return
+    old.replaced = true
     logger.error(`the job runner is replaced (${reason}); starting a new one`)
     for (let attempt = 0; !stopping; attempt += 1) {
       try {
@@ -173,7 +173,8 @@ export async function startSupervisedRunner(connectionString: string, options: S
     const replacedAt = performance.now()
     let hung = false
     while (!old.done && !stopping) {
-      if (old.running.size === 0 && performance.now() - Math.max(replacedAt, old.lastJobEndedAt) >= HUNG_STOP_MS) {
+      const { running, lastJobEndedAt } = old.control
+      if (running.size === 0 && performance.now() - Math.max(replacedAt, lastJobEndedAt) >= HUNG_STOP_MS) {
         logger.warn(`the replaced job runner did not stop within ${HUNG_STOP_MS} ms of its last job; releasing its jobs`)
         hung = true
         break
@@ -234,7 +235,7 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
   const { logger } = options
   // Keepalives: a connection whose peer vanished fails instead of waiting forever.
   const pool = new pg.Pool({ connectionString, max: options.poolSize, keepAlive: true })
-  const control: RunnerControl = { stopRequested: false, onFault: () => {} }
+  const control: RunnerControl = { stopRequested: false, onFault: () => {}, running: new Set(), lastJobEndedAt: 0 }
   // A connection that fails (a database restart) must not end the process; one lost
   // while a statement was out may have locked a job nobody runs, so the runner is
   // replaced (graphile-worker retries some of its fetches on its own, so a failed
@@ -259,12 +260,10 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
     registered = presence.registered
   })
   events.on('worker:create', ({ worker }) => holders.add(worker.workerId))
-  const running = new Set<string>()
-  const ended = { at: 0 }
-  events.on('job:start', ({ job }) => running.add(job.id))
+  events.on('job:start', ({ job }) => control.running.add(job.id))
   events.on('job:complete', ({ job }) => {
-    running.delete(job.id)
-    ended.at = performance.now()
+    control.running.delete(job.id)
+    control.lastJobEndedAt = performance.now()
   })
   events.on('pool:gracefulShutdown', ({ message }) => {
     if (!control.stopRequested) control.onFault(`it began shutting down: ${message}`)
@@ -283,8 +282,7 @@ async function incarnate(connectionString: string, options: SupervisedRunnerOpti
       worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0, ...options.runner.preset?.worker } }
     const runner = await run({ ...options.runner, preset, pgPool: pool, events, logger, noHandleSignals: true })
     const incarnation: Incarnation = {
-      runner, pool, holders, presences, running, control, done: false, replacedFor: null, retired: false,
-      get lastJobEndedAt() { return ended.at },
+      runner, pool, holders, presences, control, done: false, replaced: false, retired: false,
       settled: runner.promise.then(() => { incarnation.done = true }, () => { incarnation.done = true }),
     }
     return incarnation
