@@ -29,6 +29,15 @@ export async function loadConcurrently(connections: number, seconds: number, cal
   return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors }
 }
 
+/** Each figure the median of its rounds' (taken figure by figure, as rounds vary independently). */
+export function medianFigures(rounds: readonly Figures[]): Figures {
+  const median = (pick: (f: Figures) => number) => {
+    const sorted = rounds.map(pick).sort((a, b) => a - b)
+    return sorted[Math.floor(sorted.length / 2)]!
+  }
+  return { rps: median((f) => f.rps), p50: median((f) => f.p50), p99: median((f) => f.p99), errors: rounds.reduce((n, f) => n + f.errors, 0) }
+}
+
 /**
  * Statements an in-process instance sends per request, counted at its driver: each
  * is one round trip to PostgreSQL. The first request (connections opening, caches

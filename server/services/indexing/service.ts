@@ -24,6 +24,7 @@ import {
 import type { JobRunner } from '../../core/internal-service/runner.ts'
 import { readUpload } from './upload.ts'
 import { compareTexts } from './compare.ts'
+import { searchPassages } from './search.ts'
 import { createMetrics, type IndexingMetrics } from './metrics.ts'
 import { startRunner } from './runner.ts'
 import { indexingDocument } from './openapi.ts'
@@ -168,19 +169,10 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
     const language = await searchLanguage(sql, body.language, 'language')
     if ('issue' in language) throw invalidBody('The body does not have the expected shape.', [language.issue])
     const started = performance.now()
-    // The crawler service's pages (page:<id>) share the store and its owner but are not this service's uploads.
-    const uploads = body.file_ids.filter((id) => !id.startsWith('page:'))
     // Vectors join the ranking when the deployment gives the service an embedder.
-    let vector: string | null = null
-    const embedded = await queryEmbedding(deps.embedder, body.query, AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS))
-    // As an array literal: the cast below makes it real[] whatever the driver would infer.
-    if (embedded && embedded.every(Number.isFinite)) vector = `{${embedded.join(',')}}`
-    const rows = await sql<{ file_id: string; content: string; score: number; page: number | null; heading: string | null; ordinal: number; file_name: string; metadata: Record<string, unknown> }[]>`
-      select s.file_id, s.content, s.score, s.page, s.heading, s.ordinal, f.file_name, f.metadata
-        from app.search_chunks(${body.query}, ${uploads}::text[], ${body.top_k}, ${body.similarity_threshold},
-                               ${vector}::real[], ${language.language}::regconfig, null) s
-        join app.index_files f on f.file_id = s.file_id
-       order by s.score desc, s.file_id, s.ordinal`
+    const embedding = deps.embedder && await queryEmbedding(deps.embedder, body.query, AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS))
+    const rows = await searchPassages(sql, { query: body.query, fileIds: body.file_ids, topK: body.top_k,
+      threshold: body.similarity_threshold, embedding, language: language.language })
     metrics.searches.inc()
     metrics.searchSeconds.observe((performance.now() - started) / 1000)
     writeJson(res, 200, {
