@@ -7,7 +7,8 @@
 // - search: POST /api/v1/search over 100,000 chunks at 8 connections, beside a floor
 //   that sends the route's own statement (server/services/indexing/search.ts) with the
 //   same arguments from 8 callers through a pool of the service's size, with no HTTP;
-//   the two sides take turns over BENCH_SEARCH_ROUNDS rounds (3).
+//   after a warm-up of each, the two sides take turns over BENCH_SEARCH_ROUNDS rounds (5),
+//   both measured from a process of their own (bench/search-load.ts).
 //
 // The corpus is made of pseudo-words with Zipf's frequency, like the content words of
 // prose (the commonest ranks, a language's stopwords, left out): a few words in many
@@ -16,14 +17,17 @@
 // searching its whole collection does.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import postgres from 'postgres'
 import { PDFDocument, StandardFonts } from 'pdf-lib'
-import { jsonPoster, loadConcurrently, medianFigures, type Figures } from './measure.ts'
-import { searchPassages } from '../server/services/indexing/search.ts'
+import { medianFigures, type Figures } from './measure.ts'
+import type { SearchLoadSettings } from './search-load.ts'
 import { loadConfig } from '../server/core/config.ts'
 
 const SEARCH_CONNECTIONS = 8
-const SEARCH_ROUNDS = Number(process.env.BENCH_SEARCH_ROUNDS ?? 3)
+const SEARCH_ROUNDS = Number(process.env.BENCH_SEARCH_ROUNDS ?? 5)
 const CHUNKS = Number(process.env.BENCH_KNOWLEDGE_CHUNKS ?? 100_000)
 const CHUNKS_PER_FILE = 100
 const DOCUMENTS = Number(process.env.BENCH_KNOWLEDGE_DOCUMENTS ?? 120)
@@ -178,7 +182,7 @@ function queries(): string[] {
 }
 
 export async function benchKnowledge(url: string, port: number, seconds: number): Promise<KnowledgeFigures> {
-  const sql = postgres(url, { max: loadConfig({ ...process.env, DATABASE_URL: url }).DATABASE_POOL_SIZE, onnotice: () => {} })
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
   const concurrency = Number(process.env.INDEXING_CONCURRENCY ?? 2)
   const child = spawnIndexing(url, port, concurrency)
   const base = `http://127.0.0.1:${port}`
@@ -186,28 +190,10 @@ export async function benchKnowledge(url: string, port: number, seconds: number)
     await waitUp(base)
     const indexing = await benchIndexing(base, concurrency)
     const files = await seedChunks(sql)
-    const list = queries()
-    let turn = 0
-    const body = () => JSON.stringify({ query: list[turn++ % list.length], file_ids: files, top_k: 5 })
-    const client = jsonPoster(base, SEARCH_CONNECTIONS)
-    const searchHttp = async () => (await client.post('/api/v1/search', body())) === 200
-    // The floor sends the route's own statement with the route's arguments.
-    let floorTurn = 0
-    const searchFloor = async () => {
-      await searchPassages(sql, { query: list[floorTurn++ % list.length]!, fileIds: files, topK: 5, threshold: 0,
-        embedding: null, language: 'english' })
-      return true
-    }
-    await loadConcurrently(SEARCH_CONNECTIONS, Math.min(3, seconds), searchHttp) // warm-up: plans cached, pages read
-    await loadConcurrently(SEARCH_CONNECTIONS, Math.min(3, seconds), searchFloor)
-    // The sides take turns, so that neither gains from running later (a warmer cache,
-    // a quieter machine): each figure is the median of its side's rounds.
-    const rounds: { http: Figures; floor: Figures }[] = []
-    for (let round = 0; round < SEARCH_ROUNDS; round++) {
-      const http = await loadConcurrently(SEARCH_CONNECTIONS, seconds, searchHttp)
-      rounds.push({ http, floor: await loadConcurrently(SEARCH_CONNECTIONS, seconds, searchFloor) })
-    }
-    client.close()
+    const rounds = await searchRounds({
+      base, url, poolSize: loadConfig({ ...process.env, DATABASE_URL: url }).DATABASE_POOL_SIZE,
+      connections: SEARCH_CONNECTIONS, seconds, rounds: SEARCH_ROUNDS, queries: queries(), files,
+    })
     const http = medianFigures(rounds.map((r) => r.http))
     const floor = medianFigures(rounds.map((r) => r.floor))
     return { indexing, search: { chunks: CHUNKS, files: files.length, http, floor, rounds } }
@@ -215,6 +201,23 @@ export async function benchKnowledge(url: string, port: number, seconds: number)
     child.kill('SIGTERM')
     await once(child, 'exit')
     await sql.end()
+  }
+}
+
+/** The search rounds, measured by bench/search-load.ts in a process of its own. */
+async function searchRounds(settings: SearchLoadSettings): Promise<{ http: Figures; floor: Figures }[]> {
+  const directory = mkdtempSync(join(tmpdir(), 'bench-search-'))
+  const file = join(directory, 'settings.json')
+  writeFileSync(file, JSON.stringify(settings))
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/search-load.ts', file], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    const [code] = await once(child, 'exit') as [number | null]
+    if (code !== 0) throw new Error(`the search load exited with ${code}`)
+    return JSON.parse(out.trim().split('\n').pop()!) as { http: Figures; floor: Figures }[]
+  } finally {
+    rmSync(directory, { recursive: true, force: true })
   }
 }
 

@@ -29,11 +29,15 @@ export async function loadConcurrently(connections: number, seconds: number, cal
   return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors }
 }
 
-/** Each figure the median of its rounds' (taken figure by figure, as rounds vary independently). */
+/**
+ * Each figure the median of its rounds' (taken figure by figure, as rounds vary
+ * independently; of an even number, the mean of the middle two).
+ */
 export function medianFigures(rounds: readonly Figures[]): Figures {
   const median = (pick: (f: Figures) => number) => {
     const sorted = rounds.map(pick).sort((a, b) => a - b)
-    return sorted[Math.floor(sorted.length / 2)]!
+    const middle = sorted.length / 2
+    return Number.isInteger(middle) ? Math.round((sorted[middle - 1]! + sorted[middle]!) / 2 * 100) / 100 : sorted[Math.floor(middle)]!
   }
   return { rps: median((f) => f.rps), p50: median((f) => f.p50), p99: median((f) => f.p99), errors: rounds.reduce((n, f) => n + f.errors, 0) }
 }
@@ -79,10 +83,10 @@ export async function memberKey(url: string, email: string, role: 'member' | 'ed
  * 0.5 ms of CPU a request against 1.7-1.9 ms for fetch, CPU the service under test
  * shares on a two-core machine. Resolves with the status once the answer is read.
  */
-export function jsonPoster(base: string, sockets: number): { post: (path: string, body: string) => Promise<number>; close: () => void } {
+export function jsonPoster(base: string, sockets: number): { post: (path: string, body: string | Buffer) => Promise<number>; close: () => void } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets })
   const { hostname, port } = new URL(base)
-  const post = (path: string, body: string) => new Promise<number>((resolve, reject) => {
+  const post = (path: string, body: string | Buffer) => new Promise<number>((resolve, reject) => {
     const request = http.request({ agent, hostname, port, path, method: 'POST',
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
       response.on('data', () => {})

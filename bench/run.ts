@@ -194,7 +194,7 @@ try {
       '|---|---|---|---|---|',
       `| ${indexing.documents} | ${indexing.completed} | ${indexing.failed} | ${indexing.seconds} | ${indexing.perMinute} |`,
       '',
-      `Search over ${search.chunks.toLocaleString('en')} chunks in ${search.files} files at 8 connections, every query naming every file, top_k 5; the floor sends the route's statement with the same arguments from 8 callers through a pool of the service's size. The sides take turns, ${search.rounds.length} rounds each:`,
+      `Search over ${search.chunks.toLocaleString('en')} chunks in ${search.files} files at 8 connections, every query naming every file, top_k 5; the floor sends the route's statement with the same arguments from 8 callers through a pool of the service's size. After a warm-up of each, the sides take turns, ${search.rounds.length} rounds each, which goes first swapping every round:`,
       '',
       '| round | HTTP req/s | HTTP p50 ms | HTTP p99 ms | floor req/s | floor p50 ms | floor p99 ms | HTTP / floor |',
       '|---|---|---|---|---|---|---|---|',
