@@ -35,6 +35,7 @@ interface Service {
   ports?: string[]
   volumes?: string[]
   restart?: string
+  shm_size?: string
   networks?: string[] | Record<string, { ipv4_address?: string } | null>
 }
 
@@ -227,6 +228,17 @@ t.test('PostgreSQL preloads pg_cron and has pgvector and rum', async (t) => {
   for (const extension of ['cron', 'pgvector', 'rum']) t.match(dockerfile, new RegExp(`postgresql-15-${extension}\\b`))
   t.match(dockerfile, /shared_preload_libraries=pg_cron/)
   t.match(dockerfile, new RegExp(`cron\\.database_name=${services.postgres!.environment!.POSTGRES_DB}"`))
+  // The stack's command replaces the image's: it must keep the preload and the database.
+  const command = services.postgres!.command as string[]
+  const settings = (of: string[]) => of.flatMap((word, i) => (of[i - 1] === '-c' ? [word] : []))
+  t.equal(command[0], 'postgres', 'the stack runs postgres')
+  for (const setting of settings(JSON.parse(/^CMD\s+(\[.*\])$/m.exec(dockerfile)![1]!) as string[])) {
+    t.ok(settings(command).includes(setting), `the stack keeps the image's ${setting}`)
+  }
+  t.ok(settings(command).includes('shared_buffers=512MB'), 'shared buffers of 512 MB by default')
+  t.ok(settings(composed({ POSTGRES_SHARED_BUFFERS: '4GB' }).postgres!.command as string[]).includes('shared_buffers=4GB'),
+    'POSTGRES_SHARED_BUFFERS sizes them')
+  t.equal(services.postgres!.shm_size, '256mb', 'room in /dev/shm for parallel queries')
 })
 
 t.test('MinIO\'s bucket is the one the service uses, made with the credentials the service uses', async (t) => {
