@@ -1,5 +1,5 @@
 // The one statement behind POST /api/v1/search: the route sends it, and the bench's
-// floor (bench/knowledge.ts) sends the same, so the two differ by HTTP alone.
+// floor (bench/search-load.ts) sends the same, so the two differ by HTTP alone.
 import type { Sql } from '../../core/db/connection.ts'
 
 export interface SearchArguments {
@@ -31,7 +31,7 @@ export interface SearchRow {
  * space, so none needs escaping: a search names up to 1,000 of them, and the driver's
  * own array serializer runs two regular expressions over each.
  */
-export function fileIdArray(ids: readonly string[]): string {
+function fileIdArray(ids: readonly string[]): string {
   return ids.length === 0 ? '{}' : `{"${ids.join('","')}"}`
 }
 
