@@ -6,8 +6,8 @@
 //   the last one settled, polled through POST /api/v1/documents/statuses;
 // - search: POST /api/v1/search over 100,000 chunks at 8 connections, beside a floor
 //   that sends the route's own statement (server/services/indexing/search.ts) with the
-//   same arguments from 8 callers through a pool of the service's size, with no HTTP;
-//   after a warm-up of each, the two sides take turns over BENCH_SEARCH_ROUNDS rounds (5),
+//   same arguments from 8 callers through the service's own pool settings, with no HTTP;
+//   after a warm-up of each (BENCH_DURATION, as each round), the two sides take turns over BENCH_SEARCH_ROUNDS rounds (5),
 //   both measured from a process of their own (bench/search-load.ts).
 //
 // The corpus is made of pseudo-words with Zipf's frequency, like the content words of
@@ -24,10 +24,9 @@ import postgres from 'postgres'
 import { PDFDocument, StandardFonts } from 'pdf-lib'
 import { medianFigures, type Figures } from './measure.ts'
 import type { SearchLoadSettings } from './search-load.ts'
-import { loadConfig } from '../server/core/config.ts'
 
 const SEARCH_CONNECTIONS = 8
-const SEARCH_ROUNDS = Number(process.env.BENCH_SEARCH_ROUNDS ?? 5)
+const SEARCH_ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_SEARCH_ROUNDS ?? 5)) || 5)
 const CHUNKS = Number(process.env.BENCH_KNOWLEDGE_CHUNKS ?? 100_000)
 const CHUNKS_PER_FILE = 100
 const DOCUMENTS = Number(process.env.BENCH_KNOWLEDGE_DOCUMENTS ?? 120)
@@ -191,8 +190,7 @@ export async function benchKnowledge(url: string, port: number, seconds: number)
     const indexing = await benchIndexing(base, concurrency)
     const files = await seedChunks(sql)
     const rounds = await searchRounds({
-      base, url, poolSize: loadConfig({ ...process.env, DATABASE_URL: url }).DATABASE_POOL_SIZE,
-      connections: SEARCH_CONNECTIONS, seconds, rounds: SEARCH_ROUNDS, queries: queries(), files,
+      base, url, connections: SEARCH_CONNECTIONS, seconds, rounds: SEARCH_ROUNDS, queries: queries(), files,
     })
     const http = medianFigures(rounds.map((r) => r.http))
     const floor = medianFigures(rounds.map((r) => r.floor))
@@ -213,7 +211,8 @@ async function searchRounds(settings: SearchLoadSettings): Promise<{ http: Figur
     const child = spawn(process.execPath, ['--import', 'tsx', 'bench/search-load.ts', file], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
-    const [code] = await once(child, 'exit') as [number | null]
+    // 'close', not 'exit': the child's output may still be arriving when it exits.
+    const [code] = await once(child, 'close') as [number | null]
     if (code !== 0) throw new Error(`the search load exited with ${code}`)
     return JSON.parse(out.trim().split('\n').pop()!) as { http: Figures; floor: Figures }[]
   } finally {

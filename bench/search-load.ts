@@ -1,22 +1,21 @@
 // The search measurement of bench/knowledge.ts, run as a process of its own, as a
-// client is: the process that generated the 100,000-passage corpus spent about twice
-// the CPU per request on the same client code, taken from the two cores the service
-// and PostgreSQL share. Both sides run here, so both clients pay alike.
+// client is: the process that generated the 100,000-passage corpus spent 1.5 to 2
+// times the CPU per request on the same client code, taken from the two cores the
+// service and PostgreSQL share. Both sides run here, so both clients pay alike.
 //
 //   tsx bench/search-load.ts <settings.json>   (written by bench/knowledge.ts)
 // prints the rounds as JSON on its last line.
 import { readFileSync } from 'node:fs'
-import postgres from 'postgres'
 import { jsonPoster, loadConcurrently, type Figures } from './measure.ts'
+import { loadConfig } from '../server/core/config.ts'
 import { searchPassages } from '../server/services/indexing/search.ts'
+import { indexingPool } from '../server/services/indexing/service.ts'
 
 export interface SearchLoadSettings {
   /** The indexing service's base URL. */
   base: string
-  /** The database, for the floor. */
+  /** The database, for the floor, which connects as the service does (indexingPool). */
   url: string
-  /** The floor's pool: the service's DATABASE_POOL_SIZE. */
-  poolSize: number
   connections: number
   seconds: number
   rounds: number
@@ -26,7 +25,7 @@ export interface SearchLoadSettings {
 
 const settings = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as SearchLoadSettings
 const { connections, seconds } = settings
-const sql = postgres(settings.url, { max: settings.poolSize, onnotice: () => {} })
+const sql = indexingPool(loadConfig({ ...process.env, DATABASE_URL: settings.url }), settings.url)
 // The bodies are made once: the client's CPU is taken from the same two cores.
 const bodies = settings.queries.map((query) => Buffer.from(JSON.stringify({ query, file_ids: settings.files, top_k: 5 })))
 let turn = 0

@@ -1,6 +1,7 @@
 // The one statement behind POST /api/v1/search: the route sends it, and the bench's
 // floor (bench/search-load.ts) sends the same, so the two differ by HTTP alone.
 import type { Sql } from '../../core/db/connection.ts'
+import { FILE_ID_PATTERN } from './schemas.ts'
 
 export interface SearchArguments {
   query: string
@@ -27,11 +28,13 @@ export interface SearchRow {
 
 /**
  * File ids as a text[] literal, every element quoted (so that an id spelt NULL stays a
- * string). The ids have passed FILE_ID_PATTERN, which admits no quote, backslash or
- * space, so none needs escaping: a search names up to 1,000 of them, and the driver's
- * own array serializer runs two regular expressions over each.
+ * string). An id of FILE_ID_PATTERN has no quote, backslash or space, so none needs
+ * escaping: a search names up to 1,000 of them, and the driver's own array serializer
+ * runs two regular expressions over each. The pattern is checked again here (one test
+ * an id) so that no caller can split an element by skipping the route's check.
  */
 function fileIdArray(ids: readonly string[]): string {
+  for (const id of ids) if (!FILE_ID_PATTERN.test(id)) throw new Error(`not a file id: ${JSON.stringify(id.slice(0, 40))}`)
   return ids.length === 0 ? '{}' : `{"${ids.join('","')}"}`
 }
 

@@ -47,10 +47,15 @@ export type RunningIndexingService = RunningServiceServer
 const fileNotFound = (fileId: string) =>
   new ServiceError(404, 'FILE_NOT_FOUND', 'No file with this file_id.', { file_id: fileId })
 
+/** The service's connections (the bench's floor opens the same). */
+export function indexingPool(config: Config, databaseUrl: string): Sql {
+  return ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10), config.DATABASE_POOL_MODE)
+}
+
 export async function startIndexingService(config: Config, databaseUrl: string, options: IndexingServiceOptions): Promise<RunningIndexingService> {
   const { log, store } = options
   const embedder = serviceEmbedder(config)
-  const sql = ownerPool(databaseUrl, Math.min(config.DATABASE_POOL_SIZE, 10), config.DATABASE_POOL_MODE)
+  const sql = indexingPool(config, databaseUrl)
   const query: Query = async (text, params) => await sql.unsafe(text, params as never[]) as never
   const metrics = createMetrics(sql)
   const count = (outcome: PipelineOutcome) => {
