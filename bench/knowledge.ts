@@ -17,9 +17,6 @@
 // searching its whole collection does.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import postgres from 'postgres'
 import { PDFDocument, StandardFonts } from 'pdf-lib'
 import { medianFigures, type Figures } from './measure.ts'
@@ -204,20 +201,14 @@ export async function benchKnowledge(url: string, port: number, seconds: number)
 
 /** The search rounds, measured by bench/search-load.ts in a process of its own. */
 async function searchRounds(settings: SearchLoadSettings): Promise<{ http: Figures; floor: Figures }[]> {
-  const directory = mkdtempSync(join(tmpdir(), 'bench-search-'))
-  const file = join(directory, 'settings.json')
-  writeFileSync(file, JSON.stringify(settings))
-  try {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/search-load.ts', file], { stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
-    // 'close', not 'exit': the child's output may still be arriving when it exits.
-    const [code] = await once(child, 'close') as [number | null]
-    if (code !== 0) throw new Error(`the search load exited with ${code}`)
-    return JSON.parse(out.trim().split('\n').pop()!) as { http: Figures; floor: Figures }[]
-  } finally {
-    rmSync(directory, { recursive: true, force: true })
-  }
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/search-load.ts'], { stdio: ['pipe', 'pipe', 'inherit'] })
+  child.stdin!.end(JSON.stringify(settings))
+  let out = ''
+  child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  // 'close', not 'exit': the child's output may still be arriving when it exits.
+  const [code] = await once(child, 'close') as [number | null]
+  if (code !== 0) throw new Error(`the search load exited with ${code}`)
+  return JSON.parse(out.trim().split('\n').pop()!) as { http: Figures; floor: Figures }[]
 }
 
 function spawnIndexing(url: string, port: number, concurrency: number): ChildProcess {

@@ -3,7 +3,7 @@
 // times the CPU per request on the same client code, taken from the two cores the
 // service and PostgreSQL share. Both sides run here, so both clients pay alike.
 //
-//   tsx bench/search-load.ts <settings.json>   (written by bench/knowledge.ts)
+//   tsx bench/search-load.ts < settings.json   (sent by bench/knowledge.ts)
 // prints the rounds as JSON on its last line.
 import { readFileSync } from 'node:fs'
 import { jsonPoster, loadConcurrently, type Figures } from './measure.ts'
@@ -23,7 +23,7 @@ export interface SearchLoadSettings {
   files: string[]
 }
 
-const settings = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as SearchLoadSettings
+const settings = JSON.parse(readFileSync(0, 'utf8')) as SearchLoadSettings
 const { connections, seconds } = settings
 const sql = indexingPool(loadConfig({ ...process.env, DATABASE_URL: settings.url }), settings.url)
 // The bodies are made once: the client's CPU is taken from the same two cores.

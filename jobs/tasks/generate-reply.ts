@@ -4,7 +4,6 @@ import { streamChat, type CatalogModel, type ChatMessage, type ToolCall } from '
 import { PROJECT_THREAD_TOOLS, toolId } from '../../server/core/agents/tools.ts'
 import { ObjectChanged, type ObjectStore } from '../../server/core/storage/object-store.ts'
 import { embeddingModel, queryEmbedding, type Query } from '../../server/core/indexing/pipeline.ts'
-import { QUERY_EMBED_TIMEOUT_MS } from '../../server/core/indexing/query-embedder.ts'
 
 interface Turn {
   model: CatalogModel | null
@@ -69,8 +68,7 @@ export function generateReply(idleTimeoutMs: number, store: ObjectStore | null =
         // that name is replaced.
         const text = (args as { query?: unknown }).query
         ;(args as Record<string, unknown>).queryEmbedding = typeof text === 'string' && text.trim() !== ''
-          ? await queryEmbedding(await embeddingModel(query, organizationId), text.slice(0, 2000),
-            AbortSignal.any([stop.signal, AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS)]))
+          ? await queryEmbedding(await embeddingModel(query, organizationId), text.slice(0, 2000), stop.signal)
           : null
       }
       const { rows: [row] } = await helpers.query<{ answer: Record<string, any> }>(

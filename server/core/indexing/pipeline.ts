@@ -9,6 +9,7 @@ import { buffer } from 'node:stream/consumers'
 import { ObjectChanged, type ObjectStore } from '../storage/object-store.ts'
 import { chunkSections, type Chunk } from './chunk.ts'
 import { embed, type EmbeddingModel } from './embeddings.ts'
+import { QUERY_EMBED_TIMEOUT_MS } from './query-embedder.ts'
 import { extractText } from './extract.ts'
 import { MAX_TEXT_CHARS } from './formats/common.ts'
 
@@ -141,11 +142,15 @@ export async function embeddingModel(query: Query, organizationId: string): Prom
   return row?.model ?? null
 }
 
-/** A query's vector for search, or null without a model or when the provider fails. */
+/**
+ * A query's vector for search, or null without a model, when the provider fails, or
+ * after QUERY_EMBED_TIMEOUT_MS (or `signal`): a search never waits long on a provider.
+ */
 export async function queryEmbedding(model: EmbeddingModel | null, text: string, signal?: AbortSignal): Promise<number[] | null> {
   if (!model) return null
+  const limit = AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS)
   try {
-    return (await embed(model, [text], signal))[0] ?? null
+    return (await embed(model, [text], signal ? AbortSignal.any([signal, limit]) : limit))[0] ?? null
   } catch {
     return null
   }

@@ -1,11 +1,11 @@
 // The one statement behind POST /api/v1/search: the route sends it, and the bench's
 // floor (bench/search-load.ts) sends the same, so the two differ by HTTP alone.
 import type { Sql } from '../../core/db/connection.ts'
-import { FILE_ID_PATTERN } from './schemas.ts'
+import { textArrayLiteral } from '../../core/db/text-array.ts'
 
 export interface SearchArguments {
   query: string
-  /** The files searched, as given (ids checked against FILE_ID_PATTERN). */
+  /** The files searched, as given. */
   fileIds: readonly string[]
   topK: number
   threshold: number
@@ -26,21 +26,9 @@ export interface SearchRow {
   metadata: Record<string, unknown>
 }
 
-/**
- * File ids as a text[] literal, every element quoted (so that an id spelt NULL stays a
- * string). An id of FILE_ID_PATTERN has no quote, backslash or space, so none needs
- * escaping: a search names up to 1,000 of them, and the driver's own array serializer
- * runs two regular expressions over each. The pattern is checked again here (one test
- * an id) so that no caller can split an element by skipping the route's check.
- */
-function fileIdArray(ids: readonly string[]): string {
-  for (const id of ids) if (!FILE_ID_PATTERN.test(id)) throw new Error(`not a file id: ${JSON.stringify(id.slice(0, 40))}`)
-  return ids.length === 0 ? '{}' : `{"${ids.join('","')}"}`
-}
-
 export function searchPassages(sql: Sql, args: SearchArguments): Promise<SearchRow[]> {
   // The crawler service's pages (page:<id>) share the store and its owner but are not this service's uploads.
-  const uploads = fileIdArray(args.fileIds.filter((id) => !id.startsWith('page:')))
+  const uploads = textArrayLiteral(args.fileIds.filter((id) => !id.startsWith('page:')))
   // As array literals: the casts make them text[] and real[] whatever the driver would infer.
   const vector = args.embedding && args.embedding.every(Number.isFinite) ? `{${args.embedding.join(',')}}` : null
   return sql<SearchRow[]>`

@@ -15,7 +15,6 @@ import type { Logger } from '../../core/log.ts'
 import { limit } from '../../core/limits.ts'
 import type { ObjectStore } from '../../core/storage/object-store.ts'
 import { indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
-import { QUERY_EMBED_TIMEOUT_MS } from '../../core/indexing/query-embedder.ts'
 import { serviceEmbedder, type EmbeddingModel } from '../../core/indexing/embeddings.ts'
 import { ServiceError, invalidBody, jsonBody, writeJson, type Issue } from '../../core/internal-service/http.ts'
 import {
@@ -175,7 +174,7 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
     if ('issue' in language) throw invalidBody('The body does not have the expected shape.', [language.issue])
     const started = performance.now()
     // Vectors join the ranking when the deployment gives the service an embedder.
-    const embedding = deps.embedder && await queryEmbedding(deps.embedder, body.query, AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS))
+    const embedding = await queryEmbedding(deps.embedder, body.query)
     const rows = await searchPassages(sql, { query: body.query, fileIds: body.file_ids, topK: body.top_k,
       threshold: body.similarity_threshold, embedding, language: language.language })
     metrics.searches.inc()
