@@ -10,6 +10,7 @@ import { HttpError, internalError, refusalOf, writeError } from './transport/err
 import { requestIdFor } from './transport/request-id.ts'
 import { resolveClientAddress, trustedProxies } from './transport/client-address.ts'
 import { writeReply } from './transport/respond.ts'
+import { lingerOnUnreadBody } from './core/http-linger.ts'
 import { operationServer } from './transport/operation.ts'
 import { readInput } from './transport/input.ts'
 import { REQUEST_TIMED_OUT } from './transport/json-body.ts'
@@ -179,6 +180,7 @@ export function createApp({ config, requests, routes, log, mounts = [], observe 
       }
     }
     serving.set(req.socket, { req, res })
+    lingerOnUnreadBody(req, res)
     req.requestId = requestIdFor(req.headers['x-request-id'])
     resolveClientAddress(req, proxies)
     logRequest(req, res)

@@ -363,6 +363,24 @@ t.test('body caps: 1 MiB by default, refused with 413 by declared length before 
   t.same(await projectNames(service, key), ['Padded', 'Padded'], 'only the bodies within the cap were written')
 })
 
+t.test('an answer sent before the body arrived reaches the client whole while the body is still coming', async (t) => {
+  const { service, olive: { key } } = await world(t, { projects: [] })
+  const rest = Buffer.alloc(2 * MiB, ' ')
+  // The refusal by declared length, the client sending its body regardless.
+  const refusedEarly = await rawExchange(service.url,
+    rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-type': 'application/json', 'content-length': String(2 * MiB + 1) }, '{'),
+    { afterAnswer: rest })
+  refused(t, refusedEarly, 413, 'BODY_TOO_LARGE', 'the refusal is read whole')
+  t.ok(refusedEarly.closed, 'then the connection closes')
+  // A read whose route takes no body, answered with the (large) OpenAPI document.
+  const document = await rawExchange(service.url,
+    rawRequest('GET', '/openapi.json', { 'content-type': 'application/json', 'content-length': String(2 * MiB + 1) }, '{'),
+    { afterAnswer: rest })
+  t.equal(document.status, 200)
+  t.equal(Number(document.headers['content-length']), document.body.length, 'every byte of the document arrived')
+  t.ok(jsonOf(document)?.openapi, 'and it parses')
+})
+
 // ---------------------------------------------------------------------------------
 // Refusals of the HTTP parser, and the request timeout
 

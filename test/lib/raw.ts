@@ -21,6 +21,11 @@ export interface RawOptions {
   /** Further pieces written after the request, gapMs apart, until the server answers. */
   chunks?: (Buffer | string)[]
   gapMs?: number
+  /**
+   * Written as soon as the answer begins, this side reading nothing more for 200 ms:
+   * a client still sending the body the server answered without reading.
+   */
+  afterAnswer?: Buffer
 }
 
 export function rawExchange(url: string, request: string | Buffer, options: RawOptions = {}): Promise<RawResponse> {
@@ -31,7 +36,14 @@ export function rawExchange(url: string, request: string | Buffer, options: RawO
     // Only the server's close counts, not the one of the timer below.
     let serverClosed = false
     const timer = setTimeout(() => socket.destroy(), options.keepOpenMs ?? 5000)
-    socket.on('data', (data) => received.push(data))
+    let lateSent = false
+    socket.on('data', (data) => {
+      received.push(data)
+      if (!options.afterAnswer || lateSent) return
+      lateSent = true
+      socket.pause()
+      socket.write(options.afterAnswer, () => setTimeout(() => socket.resume(), 200))
+    })
     socket.on('end', () => {
       serverClosed = true
     })

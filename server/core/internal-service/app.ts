@@ -14,6 +14,7 @@ import type { JobRunner } from './runner.ts'
 import { ServiceError, bearerMatches, fromDatabase, internalError, unauthorized, writeError, writeJson } from './http.ts'
 import { DOCS_INIT, docAsset, docsPage } from './docs.ts'
 import { drainer } from '../http-drain.ts'
+import { lingerOnUnreadBody } from '../http-linger.ts'
 
 export type ServiceRequest = IncomingMessage & { params?: Record<string, string>; routePattern?: string }
 export type Handler = (req: ServiceRequest, res: ServerResponse) => Promise<void>
@@ -77,7 +78,6 @@ export function createServiceServer(routes: ServiceRoute[], options: ServiceAppO
       const refusal = error instanceof ServiceError ? error : fromDatabase(error)
       if (refusal) {
         if (res.headersSent) return
-        if (!req.complete) lingeringClose(req)
         writeError(res, refusal)
         return
       }
@@ -89,6 +89,7 @@ export function createServiceServer(routes: ServiceRoute[], options: ServiceAppO
 
   return http.createServer({ requestTimeout: options.requestTimeoutMs, headersTimeout: Math.min(options.requestTimeoutMs, 60_000) }, (req, res) => {
     const started = performance.now()
+    lingerOnUnreadBody(req, res)
     res.once('close', () => {
       log.info('request', {
         service: options.name, method: req.method, route: (req as ServiceRequest).routePattern ?? null, status: res.statusCode,
@@ -140,24 +141,6 @@ export async function startServiceServer(routes: ServiceRoute[], options: Servic
       await options.sql.end({ timeout: 5 })
     },
   }
-}
-
-/** How long a refused request's connection keeps reading what the client still sends before it closes. */
-const LINGER_MS = 2_000
-
-/**
- * A refusal sent before the body was read (413) closes the connection. Closing a
- * socket with unread bytes resets it, and a reset can discard the refusal before the
- * client reads it; so the connection half-closes once the answer is out, discards
- * what still arrives for a moment, and only then closes.
- */
-function lingeringClose(req: IncomingMessage): void {
-  const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void }
-  socket.destroySoon = () => {
-    socket.end()
-    setTimeout(() => socket.destroy(), LINGER_MS).unref()
-  }
-  req.resume()
 }
 
 /** A database that has not answered /health's probe by then counts as down. */
