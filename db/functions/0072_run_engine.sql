@@ -99,8 +99,8 @@ begin
               step->'wait'->>'agentName', coalesce(step->'wait'->>'prompt', ''), coalesce(step->'wait'->'answerFormat', '{}'))
       returning id into turn_id;
       -- Few attempts: a turn that keeps failing is ended by app.worker_expire_agent_turns.
-      perform graphile_worker.add_job('run_agent', json_build_object('organizationId', r.organization_id, 'turnId', turn_id),
-                                      job_key => 'agent-turn:' || turn_id, max_attempts => 3);
+      perform app.add_job('run_agent', json_build_object('organizationId', r.organization_id, 'turnId', turn_id),
+                          job_key => 'agent-turn:' || turn_id, max_attempts => 3);
     end if;
     update app.runs
        set status = 'waiting', waiting_for = step->>'waitingFor',

@@ -75,7 +75,7 @@ begin
   end if;
   -- A website's scans always share one of four queues (by its id), so one website is
   -- never scanned twice at once, and scans take at most four of the workers' slots.
-  perform graphile_worker.add_job('crawl_website', json_build_object('websiteId', website),
+  perform app.add_job('crawl_website', json_build_object('websiteId', website),
     queue_name => 'website-scans-' || abs(hashtext(website::text)) % 4, job_key => 'website-scan:' || website,
     run_at => now() + coalesce(run_after, interval '0'), max_attempts => 3);
 end $$;
