@@ -35,7 +35,7 @@ const searchHttp = async () => (await client.post('/api/v1/search', bodies[turn+
 let floorTurn = 0
 const searchFloor = async () => {
   await searchPassages(sql, { query: settings.queries[floorTurn++ % settings.queries.length]!, fileIds: settings.files,
-    topK: 5, threshold: 0, embedding: null, language: 'english' })
+    topK: 5, threshold: 0, embedding: null, language: 'english', includeMetadata: false })
   return true
 }
 try {

@@ -41,7 +41,7 @@ export interface JsonFaultOptions {
 /** A \u escape of NUL or of any surrogate half. */
 const SUSPICIOUS_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
 
-const at = (path: string, key: string) => (path === '' ? key : `${path}.${key}`)
+const at = (path: string, key: string | number) => (path === '' ? String(key) : `${path}.${key}`)
 
 function stringFault(text: string, path: () => string): JsonFault | null {
   if (text.includes('\u0000')) return { kind: 'nul', path: path(), message: 'NUL character' }
@@ -54,7 +54,8 @@ export function findJsonFault(root: unknown, options: JsonFaultOptions): JsonFau
   const { maxDepth = MAX_JSON_DEPTH, safeIntegers } = options
   const checkStrings = options.text === undefined || SUSPICIOUS_ESCAPE.test(options.text)
   const pending: [object, string, number][] = []
-  const visit = (value: unknown, parent: string, key: string | null, depth: number): JsonFault | null => {
+  // An array element's key is its index, made a string only for a path.
+  const visit = (value: unknown, parent: string, key: string | number | null, depth: number): JsonFault | null => {
     if (typeof value === 'string') {
       return checkStrings ? stringFault(value, () => (key === null ? parent : at(parent, key))) : null
     }
@@ -75,7 +76,7 @@ export function findJsonFault(root: unknown, options: JsonFaultOptions): JsonFau
     const [container, path, depth] = pending.pop()!
     if (Array.isArray(container)) {
       for (let index = 0; index < container.length && fault === null; index++) {
-        fault = visit(container[index], path, String(index), depth + 1)
+        fault = visit(container[index], path, index, depth + 1)
       }
     } else {
       for (const key of Object.keys(container)) {

@@ -28,7 +28,7 @@ async function askWhileTaken(t: { teardown: (fn: () => Promise<void>) => void },
     await worker.end()
     await asker.end()
   })
-  const [{ pid }] = await asker<{ pid: number }[]>`select pg_backend_pid() as pid`
+  const [{ pid }] = await asker<[{ pid: number }]>`select pg_backend_pid() as pid`
   let taken!: () => void
   const jobTaken = new Promise<void>((resolve) => { taken = resolve })
   const taking = worker.begin(async (tx) => {

@@ -124,7 +124,7 @@ t.test('search ranks the labelled document first, a typo included', async (t) =>
 })
 
 t.test('file ids reach the search as written: one spelt NULL is a file', async (t) => {
-  // The ids go to PostgreSQL as an array literal, where a bare NULL would be no id at all.
+  // The ids go to PostgreSQL as one comma-separated text: an id spelt NULL is text like any other.
   const res = await upload(service, { file: { name: 'null.txt', content: 'Quokkas live on Rottnest Island.\n' }, file_id: 'NULL', sync: 'true' })
   t.equal(res.status, 200, 'indexed')
   const found = await search({ query: 'quokkas', file_ids: ['NULL', ...corpusIds] })
@@ -249,6 +249,21 @@ t.test('delete: gone from statuses and search; unknown 404; the platform\'s rows
     'nor any id of the platform\'s namespaces')
   const [kept] = await db.owner`select status, organization_id from app.index_files where file_id = ${platformId}`
   t.same(kept, { status: 'completed', organization_id: org!.id }, 'the platform row stays')
+
+  // The crawler service's pages share the service's owner (no organization) in the
+  // store, but are not its uploads: a search naming one never returns it.
+  const [site] = await db.owner`insert into app.websites (organization_id, domain, origin, scan_interval)
+    values (null, 'harbour.example', 'https://harbour.example', 3600) returning id`
+  const [page] = await db.owner`insert into app.website_pages (website_id, organization_id, url, status, content, title)
+    values (${site!.id}, null, 'https://harbour.example/', 'indexed', 'Harbour cranes unload freight', 'Harbour') returning id`
+  const pageId = `page:${page!.id}`
+  await db.owner`insert into app.index_files (file_id, organization_id, website_page_id, file_name, status, content)
+    values (${pageId}, null, ${page!.id}, 'Harbour', 'completed', 'Harbour cranes unload freight')`
+  await db.owner`insert into app.index_chunks (file_id, ordinal, organization_id, website_page_id, content, language)
+    values (${pageId}, 0, null, ${page!.id}, 'Harbour cranes unload freight', 'english')`
+  t.same((await search({ query: 'harbour cranes', file_ids: [pageId] })).body.results, [], 'a crawled page is not found by its id')
+  const mixed = await search({ query: 'volcano', file_ids: [pageId, 'geo-volcano'] })
+  t.same(mixed.body.results.map((r: { file_id: string }) => r.file_id), ['geo-volcano'], 'beside an upload, the upload alone')
 })
 
 t.test('with INDEXING_EMBEDDINGS_* set, uploads get vectors and search embeds the query', async (t) => {

@@ -50,7 +50,11 @@ export function fromDatabase(error: unknown): ServiceError | null {
 }
 
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body)
+  writeJsonText(res, status, JSON.stringify(body), headers)
+}
+
+/** An answer already written as JSON (by PostgreSQL, say). */
+export function writeJsonText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.statusCode = status
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
   res.setHeader('content-type', 'application/json; charset=utf-8')

@@ -1,8 +1,9 @@
 // The shapes of the indexing service's requests and answers: the same valibot schemas
 // check the requests and describe both in /openapi.json (openapi.ts).
 import * as v from 'valibot'
+import { quickArray } from '../../core/quick-array.ts'
 
-/** The form of a file_id, as app.index_files checks it. */
+/** The form of a file_id, as app.index_files checks it. It holds no comma (see search.ts). */
 export const FILE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$/
 export const MAX_FILE_IDS = 1000
 export const MAX_QUERY_UNITS = 2000
@@ -16,8 +17,10 @@ export const fileId = v.pipe(
   v.description('The caller\'s name for the file.'),
 )
 
+const isFileId = (value: unknown) => typeof value === 'string' && FILE_ID_PATTERN.test(value)
+
 const fileIds = v.pipe(
-  v.array(fileId, 'must be an array of file ids'),
+  quickArray(fileId, isFileId, 'must be an array of file ids'),
   v.minLength(1, 'must name at least one file'),
   v.maxLength(MAX_FILE_IDS, `must name at most ${MAX_FILE_IDS} files`),
 )

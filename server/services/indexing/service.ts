@@ -16,7 +16,7 @@ import { limit } from '../../core/limits.ts'
 import type { ObjectStore } from '../../core/storage/object-store.ts'
 import { indexFile, queryEmbedding, type PipelineOutcome, type Query } from '../../core/indexing/pipeline.ts'
 import { serviceEmbedder, type EmbeddingModel } from '../../core/indexing/embeddings.ts'
-import { ServiceError, invalidBody, jsonBody, writeJson, type Issue } from '../../core/internal-service/http.ts'
+import { ServiceError, invalidBody, jsonBody, writeJson, writeJsonText, type Issue } from '../../core/internal-service/http.ts'
 import {
   commonRoutes, startServiceServer, type Handler, type RunningServiceServer, type ServiceRequest, type ServiceRoute,
 } from '../../core/internal-service/app.ts'
@@ -169,24 +169,17 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
   }
 
   const search: Handler = async (req, res) => {
-    const body = await jsonBody(req, searchBody)
-    const language = await searchLanguage(sql, body.language, 'language')
+    const input = await jsonBody(req, searchBody)
+    const language = await searchLanguage(sql, input.language, 'language')
     if ('issue' in language) throw invalidBody('The body does not have the expected shape.', [language.issue])
     const started = performance.now()
     // Vectors join the ranking when the deployment gives the service an embedder.
-    const embedding = await queryEmbedding(deps.embedder, body.query)
-    const rows = await searchPassages(sql, { query: body.query, fileIds: body.file_ids, topK: body.top_k,
-      threshold: body.similarity_threshold, embedding, language: language.language })
+    const embedding = await queryEmbedding(deps.embedder, input.query)
+    const body = await searchPassages(sql, { query: input.query, fileIds: input.file_ids, topK: input.top_k,
+      threshold: input.similarity_threshold, embedding, language: language.language, includeMetadata: input.include_metadata })
     metrics.searches.inc()
     metrics.searchSeconds.observe((performance.now() - started) / 1000)
-    writeJson(res, 200, {
-      results: rows.map((row) => ({
-        file_id: row.file_id, content: row.content, score: Math.min(1, Math.max(0, row.score)),
-        ...(body.include_metadata
-          ? { metadata: { ...row.metadata, file_name: row.file_name, page: row.page, heading: row.heading, ordinal: row.ordinal } }
-          : {}),
-      })),
-    })
+    writeJsonText(res, 200, body)
   }
 
   const content: Handler = async (req, res) => {
