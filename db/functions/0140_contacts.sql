@@ -46,12 +46,14 @@ $$;
 -- values are measured without counting.)
 create or replace function app.record_text_issue(r jsonb, field text, max_units numeric) returns jsonb
 language sql stable as $$
-  select case
-    when jsonb_typeof(r->field) is null or jsonb_typeof(r->field) = 'null' then null
-    when jsonb_typeof(r->field) <> 'string' then jsonb_build_object('path', field, 'message', 'must be a string or null')
-    when app.record_trim(r->>field) = '' then jsonb_build_object('path', field, 'message', 'must not be blank (send null to clear it)')
-    when length(r->>field) * 2 > max_units and app.utf16_length(app.record_trim(r->>field)) > max_units
-      then jsonb_build_object('path', field, 'message', format('at most %s UTF-16 code units', max_units))
+  select case coalesce(jsonb_typeof(r->field), 'null')
+    when 'null' then null
+    when 'string' then case
+      when app.record_trim(r->>field) = '' then jsonb_build_object('path', field, 'message', 'must not be blank (send null to clear it)')
+      when length(r->>field) * 2 > max_units and app.utf16_length(app.record_trim(r->>field)) > max_units
+        then jsonb_build_object('path', field, 'message', format('at most %s UTF-16 code units', max_units))
+    end
+    else jsonb_build_object('path', field, 'message', 'must be a string or null')
   end
 $$;
 
@@ -353,26 +355,24 @@ begin
     perform app.invalid_body('contacts', format('at most %s contacts in one request', lim->>'contact.bulkMaxRows'));
   end if;
 
-  -- The contacts the request names by externalId, locked in key order, so two imports
-  -- naming the same contacts take turns instead of waiting on each other crosswise.
-  -- Both statements are planned for each import (execute), with its figures: a plan
-  -- cached from a small import (or an empty table) would join a large one row by row.
-  execute $lock$
-    select count(*) from (
-      select 1
-        from app.contacts c
-        join (select distinct app.record_key(e->>'externalId') as ext from jsonb_array_elements($2) e
-               where jsonb_typeof(e->'externalId') = 'string') named on named.ext = c.external_id
-       where c.organization_id = $1
-       order by c.external_id
-         for update of c) locked
-  $lock$ using org, input;
-
+  -- One statement, planned for each import (execute) with its figures: a plan cached
+  -- from a small import (or an empty table) would join a large one row by row.
   execute $main$
   with keyed as materialized (
     select (e.ord - 1)::integer as idx, e.value as r, app.contact_issues(e.value, $2) as issues,
            case when jsonb_typeof(e.value->'externalId') = 'string' then app.record_key(e.value->>'externalId') end as ext
       from jsonb_array_elements($3) with ordinality e(value, ord)
+  ),
+  -- The contacts the rows name by externalId, locked in key order, so two imports
+  -- naming the same contacts take turns instead of waiting on each other crosswise.
+  -- They are read as locked: the newest version of each, whatever another writer
+  -- committed after this statement began.
+  held as materialized (
+    select c.external_id as ext, c as contact
+      from (select distinct k.ext from keyed k where k.ext is not null) named
+      join app.contacts c on c.organization_id = $1 and c.external_id = named.ext
+     order by named.ext
+       for update of c
   ),
   firsts as (
     select k.*, min(k.idx) filter (where k.issues = '[]'::jsonb) over (partition by k.ext) as first_idx
@@ -382,15 +382,15 @@ begin
   -- merge), written out over the columns: a function call per row costs the import
   -- more than the rest of its work.
   merged as (
-    select f.idx, f.ext, f.issues, f.first_idx, e.id as existing_id, e as existing,
-           case when f.r ? 'email' then app.record_trim(f.r->>'email') else e.email end as email,
-           case when f.r ? 'name' then app.record_trim(f.r->>'name') else e.name end as name,
-           case when f.r ? 'phone' then app.record_trim(f.r->>'phone') else e.phone end as phone,
-           case when f.r ? 'company' then app.record_trim(f.r->>'company') else e.company end as company,
-           case when f.r ? 'attributes' then coalesce(e.attributes, '{}') || (f.r->'attributes')
-                else coalesce(e.attributes, '{}') end as attributes
+    select f.idx, f.ext, f.issues, f.first_idx, (h.contact).id as existing_id, h.contact as existing,
+           case when f.r ? 'email' then app.record_trim(f.r->>'email') else (h.contact).email end as email,
+           case when f.r ? 'name' then app.record_trim(f.r->>'name') else (h.contact).name end as name,
+           case when f.r ? 'phone' then app.record_trim(f.r->>'phone') else (h.contact).phone end as phone,
+           case when f.r ? 'company' then app.record_trim(f.r->>'company') else (h.contact).company end as company,
+           case when f.r ? 'attributes' then coalesce((h.contact).attributes, '{}') || (f.r->'attributes')
+                else coalesce((h.contact).attributes, '{}') end as attributes
       from firsts f
-      left join app.contacts e on f.ext is not null and e.organization_id = $1 and e.external_id = f.ext
+      left join held h on h.ext = f.ext
   ),
   judged as materialized (
     select m.idx, m.ext, m.existing_id, m.existing, m.email, m.name, m.phone, m.company, m.attributes,
