@@ -10,7 +10,7 @@ import { HttpError, internalError, refusalOf, writeError } from './transport/err
 import { requestIdFor } from './transport/request-id.ts'
 import { resolveClientAddress, trustedProxies } from './transport/client-address.ts'
 import { writeReply } from './transport/respond.ts'
-import { lingerOnUnreadBody } from './core/http-linger.ts'
+import { arrivedAfterLastAnswer, lingerOnUnreadBody } from './core/http-linger.ts'
 import { operationServer } from './transport/operation.ts'
 import { readInput } from './transport/input.ts'
 import { REQUEST_TIMED_OUT } from './transport/json-body.ts'
@@ -170,6 +170,7 @@ export function createApp({ config, requests, routes, log, mounts = [], observe 
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(timeoutMs / 4))),
   }, (incoming, res) => {
     const req = incoming as Request
+    if (arrivedAfterLastAnswer(req)) return
     // Expect: 100-continue is answered only when a body is about to be read (see
     // readBody), so a refusal (413, 401, ...) comes before the client sends it.
     if (/^100-continue$/i.test(req.headers.expect ?? '')) {

@@ -15,21 +15,26 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 /** How long a connection closed with its request body unread keeps discarding what the client still sends. */
 export const LINGER_MS = 2_000
 
+type LingeringSocket = IncomingMessage['socket'] & { destroySoon?: () => void; lingering?: boolean; lastAnswered?: boolean }
+
 /** From now on, a close of this request's connection lingers, and the rest of its body is read and dropped. */
 export function lingeringClose(req: IncomingMessage): void {
-  const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void; lingering?: boolean }
+  const socket = req.socket as LingeringSocket
   if (!socket.lingering) {
     socket.lingering = true
     socket.destroySoon = () => {
       socket.end()
+      // The client has already closed its side: nothing more is coming.
+      if (socket.readableEnded) {
+        socket.destroy()
+        return
+      }
       // The client closes its side once it has read the answer; until then (or the
       // linger's end) what it sends is read and dropped.
       const timer = setTimeout(() => socket.destroy(), LINGER_MS)
       timer.unref()
-      socket.once('end', () => {
-        clearTimeout(timer)
-        socket.destroy()
-      })
+      socket.once('end', () => socket.destroy())
+      socket.once('close', () => clearTimeout(timer))
     }
   }
   req.resume()
@@ -45,6 +50,25 @@ export function lingerOnUnreadBody(req: IncomingMessage, res: ServerResponse): v
   if (!carriesBody) return
   // 'prefinish' comes before Node's own 'finish' handler, which is what closes the connection.
   res.once('prefinish', () => {
-    if (!req.complete) lingeringClose(req)
+    if (req.complete) return
+    lingeringClose(req)
+    // While the connection lingers, its parser goes on reading, and a request the
+    // client sent after the body would reach the app once the body is read. An answer
+    // that closes the connection is its last (HTTP/1.1 processes nothing after it).
+    if (!res.shouldKeepAlive || /\bclose\b/i.test(String(res.getHeader('connection') ?? ''))) {
+      (req.socket as LingeringSocket).lastAnswered = true
+    }
   })
+}
+
+/**
+ * True for a request that arrived on a connection whose last answer is out: the
+ * connection is cut and the request never served. Checked first by every server that
+ * lingers.
+ */
+export function arrivedAfterLastAnswer(req: IncomingMessage): boolean {
+  const socket = req.socket as LingeringSocket
+  if (!socket.lastAnswered) return false
+  socket.destroy()
+  return true
 }

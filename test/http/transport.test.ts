@@ -379,6 +379,18 @@ t.test('an answer sent before the body arrived reaches the client whole while th
   t.equal(document.status, 200)
   t.equal(Number(document.headers['content-length']), document.body.length, 'every byte of the document arrived')
   t.ok(jsonOf(document)?.openapi, 'and it parses')
+
+  // A request sent after the refused body, on the connection the refusal closes, is
+  // never served, though the connection goes on reading what arrives for a moment.
+  const pipelined = rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-type': 'application/json', connection: 'keep-alive' },
+    JSON.stringify({ name: 'Pipelined after a refusal' }))
+  const refusedThenMore = await rawExchange(service.url,
+    rawRequest('POST', '/api/v1/projects', { ...bearer(key), 'content-type': 'application/json', 'content-length': String(MiB + 1),
+      connection: 'keep-alive' }, '{'),
+    { afterAnswer: Buffer.concat([Buffer.alloc(MiB, ' '), pipelined]) })
+  refused(t, refusedThenMore, 413, 'BODY_TOO_LARGE', 'the refusal')
+  t.equal(refusedThenMore.text.match(/HTTP\/1\.1/g)?.length ?? 0, 0, 'no second answer follows it')
+  t.same(await projectNames(service, key), [], 'the request after it did not run')
 })
 
 // ---------------------------------------------------------------------------------

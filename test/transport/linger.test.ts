@@ -76,6 +76,5 @@ t.test('without the linger the same exchange loses the answer (the case the ling
   const server = await serve(false)
   t.teardown(server.close)
   const outcome = await exchange(server.port)
-  t.ok(outcome.error !== undefined || outcome.received <= ANSWER.length,
-    `the plain close reset the connection (${outcome.error ?? 'no error'}, ${outcome.received} bytes)`)
+  t.ok(outcome.received < ANSWER.length, `the plain close reset the connection before the answer was read (${outcome.error ?? 'no error'}, ${outcome.received} bytes)`)
 })

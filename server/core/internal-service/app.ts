@@ -14,7 +14,7 @@ import type { JobRunner } from './runner.ts'
 import { ServiceError, bearerMatches, fromDatabase, internalError, unauthorized, writeError, writeJson } from './http.ts'
 import { DOCS_INIT, docAsset, docsPage } from './docs.ts'
 import { drainer } from '../http-drain.ts'
-import { lingerOnUnreadBody } from '../http-linger.ts'
+import { arrivedAfterLastAnswer, lingerOnUnreadBody } from '../http-linger.ts'
 
 export type ServiceRequest = IncomingMessage & { params?: Record<string, string>; routePattern?: string }
 export type Handler = (req: ServiceRequest, res: ServerResponse) => Promise<void>
@@ -88,6 +88,7 @@ export function createServiceServer(routes: ServiceRoute[], options: ServiceAppO
   }
 
   return http.createServer({ requestTimeout: options.requestTimeoutMs, headersTimeout: Math.min(options.requestTimeoutMs, 60_000) }, (req, res) => {
+    if (arrivedAfterLastAnswer(req)) return
     const started = performance.now()
     lingerOnUnreadBody(req, res)
     res.once('close', () => {
