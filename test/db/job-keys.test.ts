@@ -53,6 +53,7 @@ t.test('app.enqueue while a worker takes the job of its key: a new job of that k
 t.test('the same race through app.add_job with its other arguments', async (t) => {
   const jobs = await askWhileTaken(t, 'crawl_website', (sql) =>
     sql`select app.add_job('crawl_website', '{}'::json, 'crawl_website:key', now(), 'website-scans-0', 3)`)
+  t.equal(jobs.length, 2, 'the taken job and a new one')
   t.match(jobs, [{ locked: true, key: null }, { locked: false, key: 'crawl_website:key' }])
 })
 
