@@ -336,7 +336,8 @@ end $$;
 -- is applied); the valid rows land whatever the others answer. Each created or
 -- changed contact raises its event.
 -- An import's sorts (its rows by key, the contacts it names, the rows in order) hold
--- up to its 8 MiB in memory rather than spilling to disk at the default 4 MB.
+-- the largest import (contact.bulkMaxBytes) in memory rather than spilling to disk at
+-- the default 4 MB.
 create or replace function api.contacts_bulk(args jsonb) returns jsonb language plpgsql
 set work_mem = '32MB'
 as $$
@@ -350,6 +351,7 @@ declare
   results jsonb;
   raced record;
   upserted record;
+  retried jsonb := '{}';
 begin
   perform app.contacts_writer();
   if jsonb_typeof(input) is distinct from 'array' then
@@ -417,7 +419,9 @@ begin
     select $1, j.target_id, j.ext, j.email, j.name, j.phone, j.company, j.attributes, app.user_id(), $4, $4
       from judged j
      where j.problems is null and j.existing_id is null
-     order by j.idx
+     -- In key order, as the contacts were locked: two imports creating the same keys
+     -- take turns at the first key they share instead of waiting on each other crosswise.
+     order by j.ext, j.idx
     on conflict (organization_id, external_id) do nothing
     returning c.id, jsonb_build_object('contact', app.contact_json(c)) as payload
   ),
@@ -432,18 +436,22 @@ begin
   -- it (the same columns, the same drain), in the order of the rows.
   created_events as (
     insert into app.events (organization_id, name, payload, project_id, actor_user_id, source_run_id, raised_at)
-    select $1, 'contact.created', i.payload, null, app.user_id(), $5, $4 from inserted i
+    select $1, 'contact.created', i.payload, null, app.user_id(), $5, $4
+      from inserted i join judged j on j.target_id = i.id
+     order by j.idx
   ),
   updated_events as (
     insert into app.events (organization_id, name, payload, project_id, actor_user_id, source_run_id, raised_at)
-    select $1, 'contact.updated', u.payload, null, app.user_id(), $5, $4 from updated u
+    select $1, 'contact.updated', u.payload, null, app.user_id(), $5, $4
+      from updated u join judged j on j.target_id = u.id
+     order by j.idx
   ),
   answered as (
     select j.idx, case
              when j.problems is not null then 'error'
              when j.existing_id is not null then 'updated'
              when i.id is not null then 'created'
-             -- Its externalId was created concurrently since the rows were locked.
+             -- Its externalId was created by another writer since this statement began.
              else 'retry'
            end as status, j.problems, j.target_id
       from judged j
@@ -472,12 +480,13 @@ begin
     perform app.enqueue('drain_events', '{}'::jsonb, 'drain_events');
   end if;
 
-  -- The rare row whose key another writer created meanwhile: by the rules of a single
-  -- create, which now finds and updates that contact (and raises its event).
+  -- A row whose key another writer created meanwhile (two imports of the same new
+  -- keys at once): by the rules of a single create, which now finds and updates that
+  -- contact (and raises its event). The answers are rebuilt once, however many.
   if reply.retried > 0 then
     for raced in select (a->>'index')::integer as idx from jsonb_array_elements(results) a where a->>'status' = 'retry' loop
       upserted := app.contact_upsert(input->raced.idx, 'person', null, false);
-      results := jsonb_set(results, array[raced.idx::text], jsonb_build_object('index', raced.idx,
+      retried := retried || jsonb_build_object(raced.idx::text, jsonb_build_object('index', raced.idx,
         'status', case when upserted.created then 'created' else 'updated' end, 'id', (upserted.c).id));
       if upserted.created then
         reply.created := reply.created + 1;
@@ -485,6 +494,8 @@ begin
         reply.updated := reply.updated + 1;
       end if;
     end loop;
+    select jsonb_agg(coalesce(retried->(r.ord - 1)::text, r.answer) order by r.ord) into results
+      from jsonb_array_elements(results) with ordinality r(answer, ord);
   end if;
 
   return jsonb_build_object('results', results, 'created', coalesce(reply.created, 0),

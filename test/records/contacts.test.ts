@@ -229,10 +229,21 @@ t.test('bulk: imports of the same contacts at once take turns, and neither loses
     // Opposite orders, each changing a field the other leaves alone: were the rows
     // locked as they come, the two would deadlock; were a row read before the other
     // import's change committed, that change would be written over.
-    const [companies, phones] = await Promise.all([
+    // Both are held at the first contact in key order until both have begun, so they
+    // are in flight together whatever the machine's pace.
+    const holder = await w.service.db.owner.reserve()
+    await holder`begin`
+    await holder`select 1 from app.contacts where external_id = 'crm-0' for update`
+    const imports = Promise.all([
       w.eddie.post(BULK, { contacts: keys.map((externalId) => ({ externalId, company: `Company ${round}` })) }),
       w.eddie.post(BULK, { contacts: [...keys].reverse().map((externalId) => ({ externalId, phone: `+1 555 ${round}` })) }),
     ])
+    await eventually(() => w.service.db.owner<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    (rows) => rows[0]!.n >= 2)
+    await holder`commit`
+    holder.release()
+    const [companies, phones] = await imports
     t.same([companies.status, companies.body.updated, phones.status, phones.body.updated], [200, keys.length, 200, keys.length],
       `round ${round}: both imports land whole`)
     const [mixed] = await w.service.db.owner<{ n: number }[]>`
@@ -242,6 +253,24 @@ t.test('bulk: imports of the same contacts at once take turns, and neither loses
   }
   const [events] = await w.service.db.owner<{ n: number }[]>`select count(*)::int as n from app.events where name = 'contact.updated'`
   t.equal(events!.n, 6 * keys.length, 'each change raised its event')
+})
+
+t.test('bulk: imports creating the same new contacts at once take turns; every row is created once', async (t) => {
+  const w = await world(t)
+  for (let round = 0; round < 6; round++) {
+    const keys = Array.from({ length: 300 }, (_, i) => `new-${round}-${i}`)
+    const [forward, backward] = await Promise.all([
+      w.eddie.post(BULK, { contacts: keys.map((externalId) => ({ externalId, name: 'Ada', company: 'Forward' })) }),
+      w.eddie.post(BULK, { contacts: [...keys].reverse().map((externalId) => ({ externalId, name: 'Ada', phone: '+1 555 0100' })) }),
+    ])
+    t.same([forward.status, backward.status], [200, 200], `round ${round}: both imports answer 200`)
+    t.equal(forward.body.created + backward.body.created, keys.length, `round ${round}: each contact created once`)
+    t.equal(forward.body.updated + backward.body.updated, keys.length, `round ${round}: and updated by the other import`)
+    const [stored] = await w.service.db.owner<{ n: number; whole: number }[]>`
+      select count(*)::int as n, count(*) filter (where company = 'Forward' and phone = '+1 555 0100')::int as whole
+        from app.contacts where external_id like ${`new-${round}-%`}`
+    t.same(stored, { n: keys.length, whole: keys.length }, `round ${round}: one contact per key, holding both imports' fields`)
+  }
 })
 
 /** A POST over a raw socket: the body sent whole, or only a declared Content-Length. */
