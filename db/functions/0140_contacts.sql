@@ -430,21 +430,20 @@ begin
        set email = j.email, name = j.name, phone = j.phone, company = j.company, attributes = j.attributes, updated_at = $4
       from judged j
      where j.problems is null and j.changed and c.organization_id = $1 and c.id = j.target_id
-    returning c.id, jsonb_build_object('contact', app.contact_json(c), 'changes', app.contact_changes(j.existing, c)) as payload
+    returning c.id, j.idx, jsonb_build_object('contact', app.contact_json(c), 'changes', app.contact_changes(j.existing, c)) as payload
   ),
   -- Each created or changed contact's event, into the outbox as app.raise_event writes
   -- it (the same columns, the same drain), in the order of the rows.
   created_events as (
     insert into app.events (organization_id, name, payload, project_id, actor_user_id, source_run_id, raised_at)
+    -- (a new contact's id is its row's alone: only the row applied for a key is inserted)
     select $1, 'contact.created', i.payload, null, app.user_id(), $5, $4
       from inserted i join judged j on j.target_id = i.id
      order by j.idx
   ),
   updated_events as (
     insert into app.events (organization_id, name, payload, project_id, actor_user_id, source_run_id, raised_at)
-    select $1, 'contact.updated', u.payload, null, app.user_id(), $5, $4
-      from updated u join judged j on j.target_id = u.id
-     order by j.idx
+    select $1, 'contact.updated', u.payload, null, app.user_id(), $5, $4 from updated u order by u.idx
   ),
   answered as (
     select j.idx, case

@@ -220,6 +220,16 @@ t.test('bulk: one transaction, each row answered, the valid rows land', async (t
   t.same(empty.body, { results: [], created: 0, updated: 0, failed: 0 })
 })
 
+t.test('bulk: a row repeating an existing contact\'s externalId is refused, and the change raises one event', async (t) => {
+  const w = await world(t)
+  const existing = (await w.eddie.post(BASE, { externalId: 'crm-1', name: 'Old' })).body.contact
+  const res = await w.eddie.post(BULK, { contacts: [{ externalId: 'crm-1', name: 'New' }, { externalId: 'crm-1', name: 'Again' }] })
+  t.same(res.body.results.map((r: { status: string }) => r.status), ['updated', 'error'])
+  t.equal((await w.max.get(`${BASE}/${existing.id}`)).body.contact.name, 'New', 'the first row is applied')
+  const updates = await outbox(w, 'contact.updated')
+  t.equal(updates.length, 1, 'one contact.updated for the one change')
+})
+
 t.test('bulk: imports of the same contacts at once take turns, and neither loses the other\'s changes', async (t) => {
   const w = await world(t)
   const keys = Array.from({ length: 300 }, (_, i) => `crm-${i}`)
