@@ -3,8 +3,16 @@
 import * as v from 'valibot'
 import { quickArray } from '../../core/quick-array.ts'
 
-/** The form of a file_id, as app.index_files checks it. It holds no comma (see search.ts). */
+/** The form of a file_id, as app.index_files checks it. It holds no comma (see fileIdList). */
 export const FILE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$/
+
+/**
+ * File ids of that form as the service sends a list of them to PostgreSQL: one text,
+ * which `string_to_array(files, ',')` splits. No id needs quoting, where the driver's
+ * array serializer runs two regular expressions over each of up to 1,000 ids and
+ * PostgreSQL parses a quoted literal (about 0.1 ms a search between them).
+ */
+export const fileIdList = (ids: readonly string[]): string => ids.join(',')
 export const MAX_FILE_IDS = 1000
 export const MAX_QUERY_UNITS = 2000
 export const MAX_TOP_K = 100

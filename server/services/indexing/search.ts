@@ -1,10 +1,11 @@
 // The one statement behind POST /api/v1/search: the route sends it, and the bench's
 // floor (bench/search-load.ts) sends the same, so the two differ by HTTP alone.
 import type { Sql } from '../../core/db/connection.ts'
+import { fileIdList } from './schemas.ts'
 
 export interface SearchArguments {
   query: string
-  /** The files searched, as given: file ids of FILE_ID_PATTERN's form (schemas.ts), which holds no comma. */
+  /** The files searched, as given: file ids of FILE_ID_PATTERN's form (schemas.ts), sent as fileIdList. */
   fileIds: readonly string[]
   topK: number
   threshold: number
@@ -24,10 +25,7 @@ export interface SearchArguments {
 export async function searchPassages(sql: Sql, args: SearchArguments): Promise<string> {
   // The crawler service's pages (page:<id>) share the store and its owner but are not this service's uploads.
   const ids = args.fileIds.some(isPage) ? args.fileIds.filter((id) => !isPage(id)) : args.fileIds
-  // The ids as one comma-separated text that string_to_array splits: file ids hold no
-  // comma, and no element needs quoting, where an array literal costs each search about
-  // 0.1 ms of PostgreSQL's parsing and the service's quoting.
-  const files = ids.join(',')
+  const files = fileIdList(ids)
   // As an array literal: the cast makes it real[] whatever the driver would infer.
   const vector = args.embedding && args.embedding.every(Number.isFinite) ? `{${args.embedding.join(',')}}` : null
   const [row] = await sql<[{ body: string }]>`

@@ -27,7 +27,7 @@ import { searchPassages } from './search.ts'
 import { createMetrics, type IndexingMetrics } from './metrics.ts'
 import { startRunner } from './runner.ts'
 import { indexingDocument } from './openapi.ts'
-import { FILE_ID_PATTERN, compareBody, searchBody, statusesBody } from './schemas.ts'
+import { FILE_ID_PATTERN, compareBody, fileIdList, searchBody, statusesBody } from './schemas.ts'
 
 export const INDEXING_API_VERSION = '1.0.0'
 
@@ -164,7 +164,8 @@ function indexingRoutes(deps: Deps): ServiceRoute[] {
 
   const statuses: Handler = async (req, res) => {
     const body = await jsonBody(req, statusesBody)
-    const [row] = await sql<{ statuses: unknown }[]>`select app.index_statuses(${body.file_ids}::text[], true) as statuses`
+    const [row] = await sql<{ statuses: unknown }[]>`
+      select app.index_statuses(string_to_array(${fileIdList(body.file_ids)}::text, ','), true) as statuses`
     writeJson(res, 200, { statuses: row?.statuses ?? [] })
   }
 
