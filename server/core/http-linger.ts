@@ -18,7 +18,7 @@ export const LINGER_MS = 2_000
 type LingeringSocket = IncomingMessage['socket'] & { destroySoon?: () => void; lingering?: boolean; lastAnswered?: boolean }
 
 /** From now on, a close of this request's connection lingers, and the rest of its body is read and dropped. */
-export function lingeringClose(req: IncomingMessage): void {
+function lingeringClose(req: IncomingMessage): void {
   const socket = req.socket as LingeringSocket
   if (!socket.lingering) {
     socket.lingering = true
