@@ -26,39 +26,70 @@ begin
   end if;
 end $$;
 
+-- The events of an outbox row, in the order they were raised: its one payload, or
+-- the payloads of its batch (db/schema/0031_event_batches.sql), as jsonb; `skip` of
+-- them passed over and at most `take` (null: all) returned. The drain reads a row's
+-- events through it, and so can anyone inspecting the outbox.
+create or replace function app.event_payloads(e app.events, skip integer default 0, take integer default null)
+returns table (event_position integer, payload jsonb) language sql stable as $$
+  select 1, e.payload where e.payloads is null and skip = 0 and coalesce(take, 1) > 0
+  union all
+  (select p.ord::integer, p.value::jsonb from json_array_elements(e.payloads) with ordinality p(value, ord)
+    where e.payloads is not null order by p.ord offset skip limit take)
+$$;
+
 -- Starts the runs of up to `batch` pending events, oldest first, each event once:
 -- rows are locked and marked drained in the same transaction as the runs they start,
--- so two workers never both take one and a crash loses none. Returns the events
--- drained; the worker calls it again until it returns 0.
+-- so two workers never both take one and a crash loses none. A row holds one event
+-- or a batch of one name (db/schema/0031_event_batches.sql): a batch's events are
+-- started in their order, as many as the call has room for, and the rest wait for the
+-- next call with the row (drained_count). Returns the events drained; the worker
+-- calls it again until it returns 0.
 create or replace function app.events_drain(batch integer default 100) returns integer language plpgsql as $$
 declare
   e app.events;
+  bindings app.automation_triggers[];
   t app.automation_triggers;
+  payload jsonb;
+  taken integer;
   drained integer := 0;
 begin
   for e in
     select * from app.events where drained_at is null order by id limit batch for update skip locked
   loop
-    for t in
-      select * from app.automation_triggers binding
+    exit when drained >= batch;
+    -- The bindings that hear this row's events: bound by the time they were raised,
+    -- and not the automation of the run that raised them.
+    bindings := array(
+      select binding from app.automation_triggers binding
        where binding.organization_id = e.organization_id and binding.kind = 'event' and binding.enabled
          and binding.event = e.name and binding.bound_at <= e.raised_at
          and not exists (select 1 from app.runs source
                           where source.organization_id = e.organization_id and source.id = e.source_run_id
                             and source.automation_id = binding.automation_id)
-       order by binding.id
-    loop
-      begin
-        perform app.trigger_fire(t, e.project_id,
-          jsonb_build_object('trigger', 'event', 'event', e.name, 'payload', e.payload), 'event');
-      exception when others then
-        -- One binding that cannot start must not hold back the event's other bindings,
-        -- nor leave the event pending for every drain to come.
-        perform app.trigger_skip(t, 'start_refused');
-      end;
-    end loop;
-    update app.events set drained_at = app.now() where organization_id = e.organization_id and id = e.id;
-    drained := drained + 1;
+       order by binding.id);
+    -- With no binding listening, the whole row is drained at once, batch or not.
+    taken := case when cardinality(bindings) = 0 then e.event_count - e.drained_count
+                  else least(e.event_count - e.drained_count, batch - drained) end;
+    if cardinality(bindings) > 0 then
+      for payload in select p.payload from app.event_payloads(e, e.drained_count, taken) p loop
+        foreach t in array bindings loop
+          begin
+            perform app.trigger_fire(t, e.project_id,
+              jsonb_build_object('trigger', 'event', 'event', e.name, 'payload', payload), 'event');
+          exception when others then
+            -- One binding that cannot start must not hold back the event's other bindings,
+            -- nor leave the event pending for every drain to come.
+            perform app.trigger_skip(t, 'start_refused');
+          end;
+        end loop;
+      end loop;
+    end if;
+    update app.events
+       set drained_count = e.drained_count + taken,
+           drained_at = case when e.drained_count + taken = e.event_count then app.now() end
+     where organization_id = e.organization_id and id = e.id;
+    drained := drained + taken;
   end loop;
   return drained;
 end $$;

@@ -7,4 +7,4 @@ select app.drop_policies('app.events');
 grant insert on app.events to api;
 
 create policy events_insert on app.events for insert to api
-  with check (organization_id = (select app.org_id()) and drained_at is null);
+  with check (organization_id = (select app.org_id()) and drained_at is null and drained_count = 0);

@@ -8,6 +8,8 @@ import { world, type World } from '../lib/world.ts'
 import { deploy, waitForRun } from '../lib/automations.ts'
 import { eventually } from '../lib/wait.ts'
 import { drainEvents, DRAIN_BATCH } from '../../jobs/tasks/drain-events.ts'
+import { requestPool, type Sql } from '../../server/core/db/connection.ts'
+import { asCaller } from '../lib/caller.ts'
 
 // Takes no inputs, so every trigger start is accepted.
 const document = (name: string) => ({
@@ -152,4 +154,99 @@ t.test('the drain task drains batch after batch until the outbox is empty', asyn
   const runs = await runsOf(w, 'events/bulk')
   t.equal(runs.length, count)
   t.equal(new Set(runs.map((r) => r.input.payload.n)).size, count, 'each event once')
+})
+
+// An operation that raises many events of one name (a contact import) writes them as
+// one outbox row (db/schema/0031_event_batches.sql); the drain starts them one by one.
+const raiseBatch = async (w: World, name: string, payloads: unknown[]) => (await w.service.db.owner<{ id: string }[]>`
+  insert into app.events (organization_id, name, payloads, event_count)
+  select o.id, ${name}, ${JSON.stringify(payloads)}::text::json, ${payloads.length} from app.organizations o where o.slug = 'acme'
+  returning id`)[0]!.id
+const progress = async (w: World, id: string) => (await w.service.db.owner<{ drained_count: number; drained: boolean }[]>`
+  select drained_count, drained_at is not null as drained from app.events where id = ${id}`)[0]!
+const drain = async (sql: postgres.Sql, batch: number) => (await sql<{ n: number }[]>`select app.events_drain(${batch}) as n`)[0]!.n
+
+t.test('a batch\'s events start their runs in order, as many per drain as it has room for, before the events raised after it', async (t) => {
+  const w = await world(t)
+  await listening(w, 'events/batch')
+  await w.service.db.owner`update app.events set drained_at = now()` // the world's own creations
+  const batch = await raiseBatch(w, 'project.created', Array.from({ length: 7 }, (_, i) => ({ n: i + 1 })))
+  await w.service.db.owner`
+    select app.raise_event(o.id, 'project.created', '{"n": 8}') from app.organizations o where o.slug = 'acme'`
+
+  // The runs each drain started, by the n of their events.
+  const seen = new Set<number>()
+  const started = async () => {
+    const fresh = (await runsOf(w, 'events/batch')).map((r) => r.input.payload.n as number).filter((n) => !seen.has(n))
+    fresh.forEach((n) => seen.add(n))
+    return fresh.sort((a, b) => a - b)
+  }
+  t.equal(await drain(w.service.db.owner, 3), 3, 'a drain of three takes three of the batch')
+  t.same(await started(), [1, 2, 3], 'its first three events')
+  t.same(await progress(w, batch), { drained_count: 3, drained: false }, 'the batch waits for the rest')
+  t.equal(await drain(w.service.db.owner, 3), 3)
+  t.same(await started(), [4, 5, 6])
+  t.equal(await drain(w.service.db.owner, 3), 2)
+  t.same(await started(), [7, 8], 'the batch\'s last event, then the single event raised after it')
+  t.same(await progress(w, batch), { drained_count: 7, drained: true })
+  t.equal(await drain(w.service.db.owner, 3), 0)
+  t.equal(await pending(w), 0)
+  const runs = await runsOf(w, 'events/batch')
+  t.equal(runs.length, 8, 'one run per event')
+  t.ok(runs.every((r) => r.input.event === 'project.created' && r.started_via === 'event'))
+})
+
+t.test('a batch nobody listens to is drained whole at once, and its events can be read one by one', async (t) => {
+  const w = await world(t)
+  await listening(w, 'events/projects') // hears project.created, not task.created
+  await w.service.db.owner`update app.events set drained_at = now()`
+  const batch = await raiseBatch(w, 'task.created', Array.from({ length: 5 }, (_, i) => ({ n: i + 1 })))
+  const [events] = await w.service.db.owner<{ positions: number[]; ns: number[] }[]>`
+    select array_agg(p.event_position order by p.event_position) as positions,
+           array_agg((p.payload->>'n')::int order by p.event_position) as ns
+      from app.events e cross join app.event_payloads(e, 1, 3) p where e.id = ${batch}`
+  t.same(events, { positions: [2, 3, 4], ns: [2, 3, 4] }, 'app.event_payloads skips and takes in raise order')
+  t.equal(await drain(w.service.db.owner, 2), 5, 'all five drained by a drain of two: no run to start')
+  t.same(await progress(w, batch), { drained_count: 5, drained: true })
+  t.equal((await runsOf(w, 'events/projects')).length, 0)
+})
+
+t.test('two drains racing over a batch start each of its events once', async (t) => {
+  const w = await world(t)
+  await listening(w, 'events/race')
+  await w.service.db.owner`update app.events set drained_at = now()`
+  const other = postgres(w.service.db.url, { max: 1, onnotice: () => {} })
+  t.teardown(() => other.end())
+  await raiseBatch(w, 'project.created', Array.from({ length: 12 }, (_, i) => ({ n: i + 1 })))
+  const loop = async (sql: postgres.Sql) => {
+    let n = 0
+    for (let got = await drain(sql, 2); got > 0; got = await drain(sql, 2)) n += got
+    return n
+  }
+  // Until the batch is drained, whichever drain holds it is the only one taking from it.
+  let total = 0
+  while (await pending(w) > 0) total += (await Promise.all([loop(w.service.db.owner), loop(other)])).reduce((a, b) => a + b)
+  t.equal(total, 12)
+  const ns = (await runsOf(w, 'events/race')).map((r) => r.input.payload.n)
+  t.same([...ns].sort((a, b) => a - b), Array.from({ length: 12 }, (_, i) => i + 1), 'every event once')
+})
+
+t.test('a request can raise a batch only undrained, of one shape', async (t) => {
+  const w = await world(t)
+  const [acme] = await w.service.db.owner<{ id: string }[]>`select id from app.organizations where slug = 'acme'`
+  const [olive] = await w.service.db.owner<{ id: string }[]>`select id from app.users where email = 'olive@acme.test'`
+  const requests = requestPool(w.service.db.url, 1)
+  t.teardown(() => requests.end())
+  const state = (work: (sql: Sql) => Promise<unknown>) =>
+    asCaller(requests, { userId: olive!.id, orgId: acme!.id, role: 'owner' }, work).then(() => 'inserted', (error) => error.code as string)
+  t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payloads, event_count)
+    values (${acme!.id}, 'project.created', '[{}, {}]', 2)`), 'inserted', 'an undrained batch')
+  t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payloads, event_count, drained_count)
+    values (${acme!.id}, 'project.created', '[{}, {}]', 2, 1)`), '42501', 'a batch passed as partly drained is refused by the policy')
+  t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payload, payloads, event_count)
+    values (${acme!.id}, 'project.created', '{}', '[{}]', 1)`), '23514', 'one event and a batch in one row')
+  t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payloads, event_count)
+    values (${acme!.id}, 'project.created', '{}', 1)`), '23514', 'a batch that is not a list')
+  t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payload, event_count)
+    values (${acme!.id}, 'project.created', '{}', 2)`), '23514', 'one event counted as two')
 })
