@@ -27,14 +27,16 @@ begin
 end $$;
 
 -- The events of an outbox row, in the order they were raised: its one payload, or
--- the payloads of its batch (db/schema/0031_event_batches.sql), as jsonb; `skip` of
+-- the payloads of its batch (db/schema/0031_event_batches.sql), as JSON; `skip` of
 -- them passed over and at most `take` (null: all) returned. The drain reads a row's
--- events through it, and so can anyone inspecting the outbox.
+-- events through it, and so can anyone inspecting the outbox. (JSON rather than
+-- jsonb: the drain reads each event as jsonb where a payload that cannot be is
+-- refused for that event alone.)
 create or replace function app.event_payloads(e app.events, skip integer default 0, take integer default null)
-returns table (event_position integer, payload jsonb) language sql stable as $$
-  select 1, e.payload where e.payloads is null and skip = 0 and coalesce(take, 1) > 0
+returns table (event_position integer, payload json) language sql stable as $$
+  select 1, e.payload::json where e.payloads is null and skip = 0 and coalesce(take, 1) > 0
   union all
-  (select p.ord::integer, p.value::jsonb from json_array_elements(e.payloads) with ordinality p(value, ord)
+  (select p.ord::integer, p.value from json_array_elements(e.payloads) with ordinality p(value, ord)
     where e.payloads is not null order by p.ord offset skip limit take)
 $$;
 
@@ -43,14 +45,17 @@ $$;
 -- so two workers never both take one and a crash loses none. A row holds one event
 -- or a batch of one name (db/schema/0031_event_batches.sql): a batch's events are
 -- started in their order, as many as the call has room for, and the rest wait for the
--- next call with the row (drained_count). Returns the events drained; the worker
--- calls it again until it returns 0.
+-- next call with the row (drained_count); a drain running meanwhile passes the locked
+-- row by and may start later events first. A row no binding hears is drained whole,
+-- however many events it holds. Returns the events drained; the worker calls it again
+-- until it returns 0. (Each call with a heard batch reads the batch's JSON whole, so
+-- draining a batch of n events into runs reads it n / batch times.)
 create or replace function app.events_drain(batch integer default 100) returns integer language plpgsql as $$
 declare
   e app.events;
   bindings app.automation_triggers[];
   t app.automation_triggers;
-  payload jsonb;
+  payload json;
   taken integer;
   drained integer := 0;
 begin
@@ -76,10 +81,11 @@ begin
         foreach t in array bindings loop
           begin
             perform app.trigger_fire(t, e.project_id,
-              jsonb_build_object('trigger', 'event', 'event', e.name, 'payload', payload), 'event');
+              jsonb_build_object('trigger', 'event', 'event', e.name, 'payload', payload::jsonb), 'event');
           exception when others then
-            -- One binding that cannot start must not hold back the event's other bindings,
-            -- nor leave the event pending for every drain to come.
+            -- One binding that cannot start (or an event whose payload cannot be read)
+            -- must not hold back the event's other bindings, the row's other events,
+            -- nor leave them pending for every drain to come.
             perform app.trigger_skip(t, 'start_refused');
           end;
         end loop;

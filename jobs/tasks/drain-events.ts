@@ -1,6 +1,10 @@
 import type { Task } from 'graphile-worker'
 
-/** Events drained per transaction: each batch commits its runs with the events it marks drained. */
+/**
+ * The most runs' events started per transaction: each call commits its runs with the
+ * events it marks drained. (Events no binding hears are marked drained whatever their
+ * number: a batch row of thousands is one update.)
+ */
 export const DRAIN_BATCH = 100
 
 // Turns the platform events waiting in the outbox into runs of the event triggers

@@ -298,6 +298,11 @@ t.test('bulk: imports creating the same new contacts at once take turns; every r
       select count(*)::int as n, count(*) filter (where company = 'Forward' and phone = '+1 555 0100')::int as whole
         from app.contacts where external_id like ${`new-${round}-%`}`
     t.same(stored, { n: keys.length, whole: keys.length }, `round ${round}: one contact per key, holding both imports' fields`)
+    // Each key: one contact.created by the import that created it, one contact.updated by the other.
+    const keyOf = (e: { payload: any }) => e.payload.contact.externalId as string
+    const ofRound = (events: { payload: any }[]) => events.map(keyOf).filter((key) => key.startsWith(`new-${round}-`)).sort()
+    t.same(ofRound(await outbox(w, 'contact.created')), [...keys].sort(), `round ${round}: each contact's creation raised once`)
+    t.same(ofRound(await outbox(w, 'contact.updated')), [...keys].sort(), `round ${round}: and its change by the other import once`)
   }
 })
 

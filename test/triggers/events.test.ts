@@ -181,11 +181,15 @@ t.test('a batch\'s events start their runs in order, as many per drain as it has
     fresh.forEach((n) => seen.add(n))
     return fresh.sort((a, b) => a - b)
   }
-  t.equal(await drain(w.service.db.owner, 3), 3, 'a drain of three takes three of the batch')
-  t.same(await started(), [1, 2, 3], 'its first three events')
-  t.same(await progress(w, batch), { drained_count: 3, drained: false }, 'the batch waits for the rest')
-  t.equal(await drain(w.service.db.owner, 3), 3)
-  t.same(await started(), [4, 5, 6])
+  t.equal(await drain(w.service.db.owner, 1), 1, 'a drain of one takes the batch\'s first event')
+  t.same(await started(), [1])
+  t.equal(await drain(w.service.db.owner, 1), 1)
+  t.same(await started(), [2], 'then its second')
+  t.equal(await drain(w.service.db.owner, 3), 3, 'a drain of three takes the next three')
+  t.same(await started(), [3, 4, 5])
+  t.same(await progress(w, batch), { drained_count: 5, drained: false }, 'the batch waits for the rest')
+  t.equal(await drain(w.service.db.owner, 1), 1)
+  t.same(await started(), [6])
   t.equal(await drain(w.service.db.owner, 3), 2)
   t.same(await started(), [7, 8], 'the batch\'s last event, then the single event raised after it')
   t.same(await progress(w, batch), { drained_count: 7, drained: true })
@@ -209,6 +213,45 @@ t.test('a batch nobody listens to is drained whole at once, and its events can b
   t.equal(await drain(w.service.db.owner, 2), 5, 'all five drained by a drain of two: no run to start')
   t.same(await progress(w, batch), { drained_count: 5, drained: true })
   t.equal((await runsOf(w, 'events/projects')).length, 0)
+})
+
+t.test('a drain takes up a batch where another drain left it, and passes it by while another holds it', async (t) => {
+  const w = await world(t)
+  await listening(w, 'events/relay')
+  await w.service.db.owner`update app.events set drained_at = now()`
+  const other = postgres(w.service.db.url, { max: 1, onnotice: () => {} })
+  t.teardown(() => other.end())
+  const batch = await raiseBatch(w, 'project.created', Array.from({ length: 6 }, (_, i) => ({ n: i + 1 })))
+  const ns = async () => (await runsOf(w, 'events/relay')).map((r) => r.input.payload.n as number).sort((a, b) => a - b)
+  t.equal(await drain(w.service.db.owner, 2), 2)
+  t.equal(await drain(other, 2), 2, 'the other connection\'s drain')
+  t.same(await ns(), [1, 2, 3, 4], 'takes up the batch after the first two')
+  await w.service.db.owner`select app.raise_event(o.id, 'project.created', '{"n": 7}') from app.organizations o where o.slug = 'acme'`
+  const passed = await w.service.db.owner.begin(async (tx) => {
+    await tx`select id from app.events where id = ${batch} for update`
+    return drain(other, 10)
+  })
+  t.equal(passed, 1, 'a drain meanwhile passes the held batch by and starts the later event')
+  t.same(await ns(), [1, 2, 3, 4, 7])
+  t.equal(await drain(other, 10), 2, 'the batch\'s rest once released')
+  t.same(await ns(), [1, 2, 3, 4, 5, 6, 7])
+  t.same(await progress(w, batch), { drained_count: 6, drained: true })
+})
+
+t.test('an event of a batch whose payload cannot be read is refused alone', async (t) => {
+  const w = await world(t)
+  await listening(w, 'events/unreadable')
+  await w.service.db.owner`update app.events set drained_at = now()`
+  // Valid JSON that jsonb refuses (a NUL in a string), as only a direct write could make.
+  const [acme] = await w.service.db.owner<{ id: string }[]>`select id from app.organizations where slug = 'acme'`
+  const [row] = await w.service.db.owner<{ id: string }[]>`
+    insert into app.events (organization_id, name, payloads, event_count)
+    values (${acme!.id}, 'project.created', ${'[{"n": 1}, {"n": "\\u0000"}, {"n": 3}]'}::text::json, 3) returning id`
+  t.equal(await drain(w.service.db.owner, 10), 3)
+  t.same((await runsOf(w, 'events/unreadable')).map((r) => r.input.payload.n).sort(), [1, 3], 'the readable events start their runs')
+  t.same(await progress(w, row!.id), { drained_count: 3, drained: true }, 'the row is drained, not left to block the outbox')
+  const [binding] = await w.service.db.owner<{ last_skip_reason: string }[]>`select last_skip_reason from app.automation_triggers`
+  t.equal(binding!.last_skip_reason, 'start_refused', 'the unreadable event is recorded on the binding')
 })
 
 t.test('two drains racing over a batch start each of its events once', async (t) => {
@@ -249,4 +292,17 @@ t.test('a request can raise a batch only undrained, of one shape', async (t) => 
     values (${acme!.id}, 'project.created', '{}', 1)`), '23514', 'a batch that is not a list')
   t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payload, event_count)
     values (${acme!.id}, 'project.created', '{}', 2)`), '23514', 'one event counted as two')
+  t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payloads, event_count)
+    values (${acme!.id}, 'project.created', '[{}, {}]', 3)`), '23514', 'a batch counted as more than it holds')
+  t.equal(await state((sql) => sql`insert into app.events (organization_id, name, payloads, event_count)
+    values (${acme!.id}, 'project.created', '[{}, {}]', 1)`), '23514', 'a batch counted as less than it holds')
+})
+
+t.test('a batch is drained only with all its events, whoever marks it', async (t) => {
+  const w = await world(t)
+  const batch = await raiseBatch(w, 'project.created', [{ n: 1 }, { n: 2 }])
+  // What the drain of the release before batches did with every row it took.
+  const code = await w.service.db.owner`update app.events set drained_at = now() where id = ${batch}`.then(() => 'updated', (error) => error.code)
+  t.equal(code, '23514', 'marking a batch drained with its events unstarted is refused')
+  t.same(await progress(w, batch), { drained_count: 0, drained: false }, 'the batch waits for a drain that knows batches')
 })
