@@ -13,6 +13,7 @@
 //   BENCH_ONLY=crawler npm run bench   (a website of 2,000 pages crawled by the worker)
 //   BENCH_LOG_LEVEL=info npm run bench (the service logs each request, as deployed)
 //   BENCH_DATABASE=tale_bench_2 npm run bench (the database it drops and makes; default tale_bench)
+//   BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=.data/prof' npm run bench (Node options of the service under test)
 import type { ChildProcess } from 'node:child_process'
 import postgres from 'postgres'
 import autocannon from 'autocannon'

@@ -15,7 +15,9 @@ export interface ServiceOptions {
 
 /** The service as `npm start` runs it, or one of its parts (`api`, `worker`). */
 export function spawnService(url: string, mode: 'all' | 'api' | 'worker', options: ServiceOptions): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', mode], {
+  // Node's own options for the service (a CPU profile, say), which NODE_OPTIONS may not carry.
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean)
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server/main.ts', mode], {
     env: { ...process.env, DATABASE_URL: url, PORT: String(options.port), RATE_LIMIT_SCALE: String(options.rateScale),
            LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...options.env },
     stdio: ['ignore', 'pipe', options.log ? 'pipe' : 'inherit'],
