@@ -399,6 +399,7 @@ declare
   raced record;
   upserted record;
   retried jsonb := '{}';
+  statement text;
 begin
   perform app.contacts_writer();
   if jsonb_typeof(input) is distinct from 'array' then
@@ -410,7 +411,7 @@ begin
 
   -- One statement, planned for each import (execute) with its figures: a plan cached
   -- from a small import (or an empty table) would join a large one row by row.
-  execute $main$
+  statement := $main$
   -- Each row's text fields trimmed once, checked, and kept for the contact, with
   -- which fields it sends: the row itself is not carried further, where every sort
   -- and store of the import would copy it. The key is in the collation of its column
@@ -492,25 +493,44 @@ begin
                      is distinct from (m.was_email, m.was_name, m.was_phone, m.was_company, m.was_attributes) as changed
         offset 0) v
   ),
-  -- New contacts inserted and changed ones updated in one pass, in key order as the
-  -- contacts were locked: two imports creating the same keys take turns at the first
-  -- key they share instead of waiting on each other crosswise. A changed contact is
-  -- found by its key as the insert meets it, never joined to the rows by the planner.
-  -- A conflict with a contact other than the one the row was judged against (another
-  -- writer created its key since this statement began) is left alone: that row is
-  -- retried below.
-  written as (
+  -- New contacts inserted and changed ones updated, each in key order as the contacts
+  -- were locked: two imports creating the same keys take turns at the first key they
+  -- share instead of waiting on each other crosswise. New contacts are inserted
+  -- plainly: an INSERT ... ON CONFLICT pays for each row a probe of the key's index
+  -- before it, a lock and a second log record after it, a twelfth of a create's time.
+  -- Should another writer have created one of the new keys since this statement
+  -- began, the insert fails as a whole and the statement runs again with the
+  -- conflict left alone ("/* new keys' conflicts */" below), that row retried as a
+  -- single create. A changed contact is held locked, so its key can name no other
+  -- contact: it is found by its key as the insert meets it, never joined to the rows
+  -- by the planner.
+  inserted as (
     insert into app.contacts as c (organization_id, id, external_id, email, name, phone, company, attributes,
                                    created_by, created_at, updated_at)
-    select $1, j.target_id, j.ext, j.email, j.name, j.phone, j.company, j.attributes, app.user_id(), $4, $4
+    select $1, j.target_id, j.ext, j.email, j.name, j.phone, j.company, j.attributes, $6, $4, $4
       from judged j
-     where j.writes
+     where j.writes and j.existing_id is null
+     order by j.ext, j.idx
+    /* new keys' conflicts */
+    returning c.id, c.external_id, c.email, c.name, c.phone, c.company, c.attributes, c.created_at, c.updated_at
+  ),
+  updated as (
+    insert into app.contacts as c (organization_id, id, external_id, email, name, phone, company, attributes,
+                                   created_by, created_at, updated_at)
+    select $1, j.target_id, j.ext, j.email, j.name, j.phone, j.company, j.attributes, $6, $4, $4
+      from judged j
+     where j.writes and j.existing_id is not null
      order by j.ext, j.idx
     on conflict (organization_id, external_id) do update
        set email = excluded.email, name = excluded.name, phone = excluded.phone, company = excluded.company,
            attributes = excluded.attributes, updated_at = excluded.updated_at
      where c.id = excluded.id
     returning c.id, c.external_id, c.email, c.name, c.phone, c.company, c.attributes, c.created_at, c.updated_at
+  ),
+  written as (
+    select * from inserted
+    union all
+    select * from updated
   ),
   -- Each written contact with the row applied to it (a refused row repeating its key
   -- names the same contact), and for a change the contact before it.
@@ -526,7 +546,7 @@ begin
     insert into app.events (organization_id, name, payloads, event_count, project_id, actor_user_id, source_run_id, raised_at)
     select $1, 'contact.created', json_agg(json_build_object('contact', app.contact_wire_of(a.id, a.external_id, a.email,
              a.name, a.phone, a.company, a.attributes, a.created_at, a.updated_at)) order by a.idx),
-           count(*), null, app.user_id(), $5, $4
+           count(*), null, $6, $5, $4
       from applied a
      where not a.was_changed
     having count(*) > 0
@@ -540,7 +560,7 @@ begin
              'changes', app.contact_field_changes(a.external_id, a.was_email, a.was_name, a.was_phone, a.was_company,
                                                   a.was_attributes, a.external_id, a.email, a.name, a.phone, a.company,
                                                   a.attributes)) order by a.idx),
-           count(*), null, app.user_id(), $5, $4
+           count(*), null, $6, $5, $4
       from applied a
      where a.was_changed
     having count(*) > 0
@@ -572,7 +592,16 @@ begin
          count(*) filter (where a.status = 'retry') as retried,
          count(*) filter (where a.changed) as changed
     from answered a
-  $main$ into reply using org, lim, input, stamp, source_run;
+  $main$;
+  begin
+    execute statement into reply using org, lim, input, stamp, source_run, app.user_id();
+  exception when unique_violation then
+    -- Another writer created a key of the new rows meanwhile: all of this import's
+    -- work is undone with the failed insert, and done again leaving that row for
+    -- a single create.
+    execute replace(statement, '/* new keys'' conflicts */', 'on conflict (organization_id, external_id) do nothing')
+       into reply using org, lim, input, stamp, source_run, app.user_id();
+  end;
 
   -- A drain at once when a binding listens, as app.raise_event does.
   if exists (select 1 from app.automation_triggers t

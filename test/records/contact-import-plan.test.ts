@@ -76,6 +76,11 @@ function holdsTheRules(t: Test, statement: string) {
     .filter((line) => /\bapp\.[a-z_]+\(/.test(line))
   t.same(calls, [], 'no SQL function of the service is called per row: each is inlined')
   t.notMatch(plan, /\nJIT:/, 'no JIT compilation')
+  // New contacts are inserted plainly: ON CONFLICT pays a probe, a lock and a
+  // confirmation per row, and serves only the changed contacts, which it updates.
+  const insertedThroughConflict = plan.split('\n').map((line) => /Tuples Inserted: (\d+)/.exec(line)?.[1])
+    .filter((count) => count !== undefined && count !== '0')
+  t.same(insertedThroughConflict, [], 'no contact is inserted through ON CONFLICT')
 }
 
 t.test('a create of thousands of contacts, planned from statistics of an empty table', async (t) => {

@@ -306,6 +306,39 @@ t.test('bulk: imports creating the same new contacts at once take turns; every r
   }
 })
 
+t.test('bulk: a new key another writer creates while the import inserts is updated by it, and the import\'s other rows are created once', async (t) => {
+  const w = await world(t)
+  const keys = Array.from({ length: 40 }, (_, i) => `race-${String(i).padStart(2, '0')}`)
+  // Another writer's contact of one of the new keys, uncommitted until the import waits on it.
+  const holder = await w.service.db.owner.reserve()
+  await holder`begin`
+  const [held] = await holder<{ id: string }[]>`
+    insert into app.contacts (organization_id, external_id, name, created_by)
+    select o.id, 'race-20', 'Held', u.id from app.organizations o, app.users u
+     where o.slug = 'acme' and u.email = 'eddie@acme.test'
+    returning id`
+  const pending = w.eddie.post(BULK, { contacts: keys.map((externalId) => ({ externalId, name: 'Imported' })) })
+  await eventually(() => w.service.db.owner<{ n: number }[]>`
+    select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+  (rows) => rows[0]!.n >= 1)
+  await holder`commit`
+  holder.release()
+  const res = await pending
+  t.equal(res.status, 200)
+  t.same([res.body.created, res.body.updated, res.body.failed], [keys.length - 1, 1, 0])
+  const statuses = res.body.results.map((r: { status: string }) => r.status)
+  t.same(statuses, keys.map((key) => (key === 'race-20' ? 'updated' : 'created')), 'the other writer\'s key is answered updated')
+  t.equal(res.body.results[20].id, held!.id, 'and names the other writer\'s contact')
+  const [stored] = await w.service.db.owner<{ n: number; imported: number }[]>`
+    select count(*)::int as n, count(*) filter (where name = 'Imported')::int as imported
+      from app.contacts where external_id like 'race-%'`
+  t.same(stored, { n: keys.length, imported: keys.length }, 'one contact per key, each holding the import\'s name')
+  // The first attempt's inserts and events were undone with it: each raised once.
+  const keyOf = (e: { payload: any }) => e.payload.contact.externalId as string
+  t.same((await outbox(w, 'contact.created')).map(keyOf).sort(), keys.filter((key) => key !== 'race-20'))
+  t.same((await outbox(w, 'contact.updated')).map(keyOf), ['race-20'])
+})
+
 /** A POST over a raw socket: the body sent whole, or only a declared Content-Length. */
 function rawPost(w: World, path: string, body?: string, contentLength?: string) {
   const lines = [`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', `Authorization: Bearer ${w.keyOf('eddie@acme.test')}`,
