@@ -14,16 +14,22 @@ begin
   end if;
 end $$;
 
--- A contact's wire form. Built as JSON text, which costs a third of building jsonb
--- (an import writes ten thousand into its events' payloads); app.contact_json is the
--- same as jsonb, for answers and single events. app.contact_wire_of builds it of the
--- fields, for an import that has them as columns (taking each field out of a stored
--- contact again costs more than the JSON). All are inlined into their callers.
+-- A contact's wire form, as a row of app.contact_record
+-- (db/schema/0033_contact_wire_records.sql) and as JSON text written from that row,
+-- which costs a third of building jsonb (an import writes ten thousand into its
+-- events' payloads); app.contact_json is the same as jsonb, for answers and single
+-- events. Both are built of the fields, for an import that has them as columns
+-- (taking each field out of a stored contact again costs more than the JSON). All
+-- are inlined into their callers.
+create or replace function app.contact_record_of(id uuid, external_id text, email text, name text, phone text,
+  company text, attributes jsonb, created_at timestamptz, updated_at timestamptz) returns app.contact_record
+language sql stable as $$
+  select row(id, external_id, email, name, phone, company, attributes, app.ms(created_at), app.ms(updated_at))::app.contact_record
+$$;
+
 create or replace function app.contact_wire_of(id uuid, external_id text, email text, name text, phone text,
   company text, attributes jsonb, created_at timestamptz, updated_at timestamptz) returns json language sql stable as $$
-  select json_build_object('id', id, 'externalId', external_id, 'email', email, 'name', name,
-    'phone', phone, 'company', company, 'attributes', attributes,
-    'createdAt', app.ms(created_at), 'updatedAt', app.ms(updated_at))
+  select to_json(app.contact_record_of(id, external_id, email, name, phone, company, attributes, created_at, updated_at))
 $$;
 
 create or replace function app.contact_wire(c app.contacts) returns json language sql stable as $$
@@ -544,8 +550,8 @@ begin
   -- (db/schema/0031_event_batches.sql), drained as app.raise_event's events are.
   created_events as (
     insert into app.events (organization_id, name, payloads, event_count, project_id, actor_user_id, source_run_id, raised_at)
-    select $1, 'contact.created', json_agg(json_build_object('contact', app.contact_wire_of(a.id, a.external_id, a.email,
-             a.name, a.phone, a.company, a.attributes, a.created_at, a.updated_at)) order by a.idx),
+    select $1, 'contact.created', json_agg(row(app.contact_record_of(a.id, a.external_id, a.email, a.name, a.phone,
+             a.company, a.attributes, a.created_at, a.updated_at))::app.contact_created_payload order by a.idx),
            count(*), null, $6, $5, $4
       from applied a
      where not a.was_changed
@@ -553,13 +559,13 @@ begin
   ),
   updated_events as (
     insert into app.events (organization_id, name, payloads, event_count, project_id, actor_user_id, source_run_id, raised_at)
-    select $1, 'contact.updated', json_agg(json_build_object(
-             'contact', app.contact_wire_of(a.id, a.external_id, a.email, a.name, a.phone, a.company, a.attributes,
-                                            a.created_at, a.updated_at),
+    select $1, 'contact.updated', json_agg(row(
+             app.contact_record_of(a.id, a.external_id, a.email, a.name, a.phone, a.company, a.attributes,
+                                   a.created_at, a.updated_at),
              -- (an import changes no key: the row's key named the contact)
-             'changes', app.contact_field_changes(a.external_id, a.was_email, a.was_name, a.was_phone, a.was_company,
-                                                  a.was_attributes, a.external_id, a.email, a.name, a.phone, a.company,
-                                                  a.attributes)) order by a.idx),
+             app.contact_field_changes(a.external_id, a.was_email, a.was_name, a.was_phone, a.was_company,
+                                       a.was_attributes, a.external_id, a.email, a.name, a.phone, a.company,
+                                       a.attributes))::app.contact_updated_payload order by a.idx),
            count(*), null, $6, $5, $4
       from applied a
      where a.was_changed
@@ -634,7 +640,7 @@ begin
   return jsonb_build_object('results', results, 'created', reply.created, 'updated', reply.updated, 'failed', reply.failed);
 end $$;
 
-grant execute on function app.contacts_writer, app.contact_wire_of, app.contact_wire, app.contact_json, app.contact_limits, app.record_trim, app.record_key_of_trimmed, app.record_key, app.record_text_issue(jsonb, text, text, numeric), app.record_text_issue(jsonb, text, numeric),
+grant execute on function app.contacts_writer, app.contact_record_of, app.contact_wire_of, app.contact_wire, app.contact_json, app.contact_limits, app.record_trim, app.record_key_of_trimmed, app.record_key, app.record_text_issue(jsonb, text, text, numeric), app.record_text_issue(jsonb, text, numeric),
   app.record_attributes_issue, app.record_unknown_key, app.contact_trimmed_issues, app.contact_issues, app.contact_merge, app.contact_field_changes, app.contact_changes,
   app.contact_nameless, app.contact_refuse, app.contact, app.contact_upsert, api.contacts_list,
   api.contact_create, api.contact_get, api.contact_update, api.contact_delete, api.contacts_bulk to api;

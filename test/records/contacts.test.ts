@@ -204,17 +204,18 @@ t.test('bulk: one transaction, each row answered, the valid rows land', async (t
 
   const created = (await w.max.get(`${BASE}/${results[0].id}`)).body.contact
   t.match(created, { externalId: 'new-1', name: 'New 1', email: 'new1@example.test' }, 'the first row of a key is applied')
-  t.match((await w.max.get(`${BASE}/${results[1].id}`)).body.contact, { externalId: null, email: 'keyless@example.test' })
+  const keyless = (await w.max.get(`${BASE}/${results[1].id}`)).body.contact
+  t.match(keyless, { externalId: null, email: 'keyless@example.test' })
   const renamed = (await w.max.get(`${BASE}/${existing.id}`)).body.contact
   t.match(renamed, { name: 'Renamed', email: 'old@example.test', attributes: { via: 'import' } }, 'an update keeps what the row omits')
   t.equal((await w.max.get(`${BASE}?externalId=bad-1`)).body.page.length, 0, 'an invalid row writes nothing')
   t.equal((await w.max.get(`${BASE}/${unchanged.id}`)).body.contact.updatedAt, unchanged.updatedAt, 'an unchanged row writes nothing')
 
-  t.same((await outbox(w, 'contact.created')).slice(2).map((e) => e.payload.contact.id), [results[0].id, results[1].id],
-    'each created contact raised contact.created')
+  t.same((await outbox(w, 'contact.created')).slice(2).map((e) => e.payload), [{ contact: created }, { contact: keyless }],
+    'each created contact raised contact.created, holding the contact as GET shows it')
   const updates = await outbox(w, 'contact.updated')
   t.equal(updates.length, 1, 'only the changed contact raised contact.updated')
-  t.match(updates[0]!.payload, { contact: { id: existing.id, name: 'Renamed' }, changes: ['name', 'attributes'] })
+  t.same(updates[0]!.payload, { contact: renamed, changes: ['name', 'attributes'] }, 'holding the contact as GET shows it and what changed')
 
   refused(t, await w.eddie.post(BULK, { contacts: Array.from({ length: limit('contact.bulkMaxRows') + 1 }, () => ({ name: 'x' })) }),
     400, 'INVALID_BODY', 'more rows than an import takes')
