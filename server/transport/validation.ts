@@ -54,8 +54,13 @@ const notArray = v.custom<Record<string, unknown>>((value) => typeof value === '
   'must be an object')
 wireSchemas.set(notArray, { type: 'object' })
 
-/** A JSON object, never an array. */
-export const jsonObject = v.pipe(notArray, v.record(v.string(), v.unknown()))
+/**
+ * A JSON object, never an array, passed on as it was parsed. (valibot's record would
+ * copy every object, and leave out of the copy any key named __proto__, constructor
+ * or prototype: a client's data losing keys without a word. Nothing copies a body's
+ * objects by assignment, where an own __proto__ key could set a prototype.)
+ */
+export const jsonObject = notArray
 
 /** A timestamp sent by a client: whole epoch milliseconds from 0 to 8640000000000000. */
 export const MAX_TIMESTAMP = 8_640_000_000_000_000

@@ -111,6 +111,18 @@ t.test('the fields of a contact are checked', async (t) => {
   t.equal((await w.eddie.post(BASE, { email: 'a@b' })).status, 201, 'emails are checked loosely')
 })
 
+t.test('attributes keep every key a client names, constructor and prototype included', async (t) => {
+  const w = await world(t)
+  const attributes = { constructor: 'Bob the Builder', prototype: 1, toString: 'x' }
+  const created = await w.eddie.post(BASE, { name: 'Bob', attributes })
+  t.same(created.body.contact.attributes, attributes, 'a single create keeps them')
+  const imported = await w.eddie.post(BULK, { contacts: [{ name: 'Bob', attributes }, { name: 'Bob', constructor: 'x' }] })
+  t.same(imported.body.results.map((r: { status: string }) => r.status), ['created', 'error'])
+  t.same((await w.max.get(`${BASE}/${imported.body.results[0].id}`)).body.contact.attributes, attributes, 'and so does an import')
+  t.match(imported.body.results[1].error, { issues: [{ path: 'constructor', message: /unknown key/ }] },
+    'a row\'s own key of that name is unknown, not left out')
+})
+
 t.test('the list: newest change first by updatedAt then id, paged by a cursor that carries both', async (t) => {
   const w = await world(t)
   const at = (second: number) => pinClock(w.service.db.owner, Date.UTC(2026, 0, 1, 0, 0, second))
