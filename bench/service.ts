@@ -15,7 +15,8 @@ export interface ServiceOptions {
 
 /** The service as `npm start` runs it, or one of its parts (`api`, `worker`). */
 export function spawnService(url: string, mode: 'all' | 'api' | 'worker', options: ServiceOptions): ChildProcess {
-  // Node's own options for the service (a CPU profile, say), which NODE_OPTIONS may not carry.
+  // Node's own options for the service (a CPU profile, say), which NODE_OPTIONS may not
+  // carry; separated by spaces, so a path among them holds none.
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean)
   return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'server/main.ts', mode], {
     env: { ...process.env, DATABASE_URL: url, PORT: String(options.port), RATE_LIMIT_SCALE: String(options.rateScale),

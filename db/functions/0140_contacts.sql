@@ -406,6 +406,7 @@ declare
   upserted record;
   retried jsonb := '{}';
   statement text;
+  statement_rest text;
 begin
   perform app.contacts_writer();
   if jsonb_typeof(input) is distinct from 'array' then
@@ -415,8 +416,9 @@ begin
     perform app.invalid_body('contacts', format('at most %s contacts in one request', lim->>'contact.bulkMaxRows'));
   end if;
 
-  -- One statement, planned for each import (execute) with its figures: a plan cached
-  -- from a small import (or an empty table) would join a large one row by row.
+  -- One statement (written in two parts, below), planned for each import (execute)
+  -- with its figures: a plan cached from a small import (or an empty table) would
+  -- join a large one row by row.
   statement := $main$
   -- Each row's text fields trimmed once, checked, and kept for the contact, with
   -- which fields it sends: the row itself is not carried further, where every sort
@@ -503,13 +505,11 @@ begin
   -- were locked: two imports creating the same keys take turns at the first key they
   -- share instead of waiting on each other crosswise. New contacts are inserted
   -- plainly: an INSERT ... ON CONFLICT pays for each row a probe of the key's index
-  -- before it, a lock and a second log record after it, a twelfth of a create's time.
+  -- before it, a lock and a second log record after it, about 6% of a create's time.
   -- Should another writer have created one of the new keys since this statement
-  -- began, the insert fails as a whole and the statement runs again with the
-  -- conflict left alone ("/* new keys' conflicts */" below), that row retried as a
-  -- single create. A changed contact is held locked, so its key can name no other
-  -- contact: it is found by its key as the insert meets it, never joined to the rows
-  -- by the planner.
+  -- began, the insert fails as a whole and the statement runs again (below). A
+  -- changed contact is held locked, so its key can name no other contact: it is found
+  -- by its key as the insert meets it, never joined to the rows by the planner.
   inserted as (
     insert into app.contacts as c (organization_id, id, external_id, email, name, phone, company, attributes,
                                    created_by, created_at, updated_at)
@@ -517,7 +517,10 @@ begin
       from judged j
      where j.writes and j.existing_id is null
      order by j.ext, j.idx
-    /* new keys' conflicts */
+  $main$;
+  -- The statement's rest: between the two goes what the insert of new contacts does
+  -- on meeting a key created meanwhile (nothing: it fails; or, run again, leave it).
+  statement_rest := $rest$
     returning c.id, c.external_id, c.email, c.name, c.phone, c.company, c.attributes, c.created_at, c.updated_at
   ),
   updated as (
@@ -576,7 +579,7 @@ begin
              when j.problems is not null then 'error'
              when j.existing_id is not null then 'updated'
              when a.idx is not null then 'created'
-             -- Its externalId was created by another writer since this statement began.
+             -- Its externalId was created by another writer while the statement ran again.
              else 'retry'
            end as status, j.problems, j.target_id, j.existing_id is not null and a.idx is not null as changed
       from judged j
@@ -598,14 +601,16 @@ begin
          count(*) filter (where a.status = 'retry') as retried,
          count(*) filter (where a.changed) as changed
     from answered a
-  $main$;
+  $rest$;
   begin
-    execute statement into reply using org, lim, input, stamp, source_run, app.user_id();
+    execute statement || statement_rest into reply using org, lim, input, stamp, source_run, app.user_id();
   exception when unique_violation then
-    -- Another writer created a key of the new rows meanwhile: all of this import's
-    -- work is undone with the failed insert, and done again leaving that row for
-    -- a single create.
-    execute replace(statement, '/* new keys'' conflicts */', 'on conflict (organization_id, external_id) do nothing')
+    -- Another writer created a key of the new rows meanwhile, and has committed it:
+    -- all of this import's work is undone with the failed insert and done again,
+    -- and this time finds that contact and updates it. A key yet another writer
+    -- creates while it runs again is left alone by the insert (its row answered
+    -- 'retry'), and that row is applied below by the rules of a single create.
+    execute statement || ' on conflict (organization_id, external_id) do nothing ' || statement_rest
        into reply using org, lim, input, stamp, source_run, app.user_id();
   end;
 
@@ -621,9 +626,10 @@ begin
             || ',"updated":' || coalesce(reply.updated, 0) || ',"failed":' || coalesce(reply.failed, 0) || '}')::jsonb;
   end if;
 
-  -- A row whose key another writer created meanwhile (two imports of the same new
-  -- keys at once): by the rules of a single create, which now finds and updates that
-  -- contact (and raises its event). The answers are rebuilt once, however many.
+  -- A row whose key another writer created while the statement ran again (three
+  -- imports of the same new keys at once): by the rules of a single create, which
+  -- now finds and updates that contact (and raises its event). The answers are
+  -- rebuilt once, however many.
   results := ('[' || reply.results || ']')::jsonb;
   for raced in select (a->>'index')::integer as idx from jsonb_array_elements(results) a where a->>'status' = 'retry' loop
     upserted := app.contact_upsert(input->raced.idx, 'person', null, false);

@@ -3,7 +3,9 @@
 -- it. to_json of such a row writes each field's name from the type, where
 -- json_build_object looks up the type of every key and every value on every call: an
 -- import writes ten thousand payloads, and written from these rows they cost it half
--- as much (db/functions/0140_contacts.sql).
+-- as much (db/functions/0140_contacts.sql). The types are the wire form of every
+-- contact the API answers and every contact event: like every schema file this one
+-- runs once, so a change to them is a new schema file (alter type), never an edit.
 create type app.contact_record as (
   "id" uuid,
   "externalId" text,

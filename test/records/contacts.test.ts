@@ -10,6 +10,7 @@ import { eventually } from '../lib/wait.ts'
 import { pinClock, unpinClock } from '../lib/db.ts'
 import { rawExchange } from '../lib/raw.ts'
 import { limit } from '../../server/core/limits.ts'
+import { ownerPool } from '../../server/core/db/connection.ts'
 
 const BASE = '/api/v1/contacts'
 const BULK = `${BASE}/bulk`
@@ -113,7 +114,8 @@ t.test('the fields of a contact are checked', async (t) => {
 
 t.test('attributes keep every key a client names, constructor and prototype included', async (t) => {
   const w = await world(t)
-  const attributes = { constructor: 'Bob the Builder', prototype: 1, toString: 'x' }
+  // Parsed, as a client's JSON is: an object literal cannot hold an own __proto__ key.
+  const attributes = JSON.parse('{"constructor":"Bob the Builder","prototype":1,"toString":"x","__proto__":{"admin":true}}')
   const created = await w.eddie.post(BASE, { name: 'Bob', attributes })
   t.same(created.body.contact.attributes, attributes, 'a single create keeps them')
   const imported = await w.eddie.post(BULK, { contacts: [{ name: 'Bob', attributes }, { name: 'Bob', constructor: 'x' }] })
@@ -223,11 +225,11 @@ t.test('bulk: one transaction, each row answered, the valid rows land', async (t
   t.equal((await w.max.get(`${BASE}?externalId=bad-1`)).body.page.length, 0, 'an invalid row writes nothing')
   t.equal((await w.max.get(`${BASE}/${unchanged.id}`)).body.contact.updatedAt, unchanged.updatedAt, 'an unchanged row writes nothing')
 
-  t.same((await outbox(w, 'contact.created')).slice(2).map((e) => e.payload), [{ contact: created }, { contact: keyless }],
+  t.strictSame((await outbox(w, 'contact.created')).slice(2).map((e) => e.payload), [{ contact: created }, { contact: keyless }],
     'each created contact raised contact.created, holding the contact as GET shows it')
   const updates = await outbox(w, 'contact.updated')
   t.equal(updates.length, 1, 'only the changed contact raised contact.updated')
-  t.same(updates[0]!.payload, { contact: renamed, changes: ['name', 'attributes'] }, 'holding the contact as GET shows it and what changed')
+  t.strictSame(updates[0]!.payload, { contact: renamed, changes: ['name', 'attributes'] }, 'holding the contact as GET shows it and what changed')
 
   refused(t, await w.eddie.post(BULK, { contacts: Array.from({ length: limit('contact.bulkMaxRows') + 1 }, () => ({ name: 'x' })) }),
     400, 'INVALID_BODY', 'more rows than an import takes')
@@ -350,6 +352,52 @@ t.test('bulk: a new key another writer creates while the import inserts is updat
   const keyOf = (e: { payload: any }) => e.payload.contact.externalId as string
   t.same((await outbox(w, 'contact.created')).map(keyOf).sort(), keys.filter((key) => key !== 'race-20'))
   t.same((await outbox(w, 'contact.updated')).map(keyOf), ['race-20'])
+})
+
+t.test('bulk: a key a third writer creates while the import runs again is left to a single create; every row lands once', async (t) => {
+  const w = await world(t)
+  const keys = Array.from({ length: 30 }, (_, i) => `third-${String(i).padStart(2, '0')}`)
+  // Two other writers' contacts of two of the new keys, each uncommitted until the
+  // import waits on it (on connections of their own: the owner pool has two).
+  const writers = ownerPool(w.service.db.url, 2)
+  t.teardown(() => writers.end())
+  const writer = async (key: string) => {
+    const sql = await writers.reserve()
+    await sql`begin`
+    const [row] = await sql<{ pid: number }[]>`
+      insert into app.contacts (organization_id, external_id, name, created_by)
+      select o.id, ${key}, 'Held', u.id from app.organizations o, app.users u
+       where o.slug = 'acme' and u.email = 'eddie@acme.test'
+      returning pg_backend_pid() as pid`
+    return { sql, pid: row!.pid }
+  }
+  const waitsOn = (pid: number) => eventually(() => w.service.db.owner<{ n: number }[]>`
+    select count(*)::int as n from pg_locks l, pg_stat_activity a
+     where a.pid = ${pid} and not l.granted and l.locktype = 'transactionid' and l.transactionid = a.backend_xid`,
+  (rows) => rows[0]!.n >= 1)
+  const first = await writer('third-10')
+  const second = await writer('third-20')
+  const pending = w.eddie.post(BULK, { contacts: keys.map((externalId) => ({ externalId, name: 'Imported' })) })
+  // The import's insert meets the first writer's key, fails once it commits and runs
+  // again; running again, it meets the second writer's key and leaves it alone.
+  await waitsOn(first.pid)
+  await first.sql`commit`
+  first.sql.release()
+  await waitsOn(second.pid)
+  await second.sql`commit`
+  second.sql.release()
+  const res = await pending
+  t.equal(res.status, 200)
+  t.same(res.body.results.map((r: { status: string }) => r.status),
+    keys.map((key) => (key === 'third-10' || key === 'third-20' ? 'updated' : 'created')))
+  t.same([res.body.created, res.body.updated, res.body.failed], [keys.length - 2, 2, 0])
+  const [stored] = await w.service.db.owner<{ n: number; imported: number }[]>`
+    select count(*)::int as n, count(*) filter (where name = 'Imported')::int as imported
+      from app.contacts where external_id like 'third-%'`
+  t.same(stored, { n: keys.length, imported: keys.length }, 'one contact per key, each holding the import\'s name')
+  const keyOf = (e: { payload: any }) => e.payload.contact.externalId as string
+  t.same((await outbox(w, 'contact.created')).map(keyOf).sort(), keys.filter((key) => key !== 'third-10' && key !== 'third-20'))
+  t.same((await outbox(w, 'contact.updated')).map(keyOf).sort(), ['third-10', 'third-20'])
 })
 
 /** A POST over a raw socket: the body sent whole, or only a declared Content-Length. */
