@@ -130,9 +130,11 @@ export async function render(value: unknown, context: Record<string, unknown>): 
   }
   if (Array.isArray(value)) return Promise.all(value.map((item) => render(item, context)))
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) out[key] = await render(item, context)
-    return out
+    const entries: [string, unknown][] = []
+    for (const [key, item] of Object.entries(value)) entries.push([key, await render(item, context)])
+    // Each key defined as the object's own: an own "__proto__" key of a parsed
+    // document stays a key, where assigning it would set the object's prototype.
+    return Object.fromEntries(entries)
   }
   return value
 }
