@@ -15,25 +15,24 @@ begin
 end $$;
 
 -- A contact's wire form, as a row of app.contact_record
--- (db/schema/0033_contact_wire_records.sql) and as JSON text written from that row,
--- which costs a third of building jsonb (an import writes ten thousand into its
--- events' payloads); app.contact_json is the same as jsonb, for answers and single
--- events. Both are built of the fields, for an import that has them as columns
--- (taking each field out of a stored contact again costs more than the JSON). All
--- are inlined into their callers.
+-- (db/schema/0033_contact_wire_records.sql) built of the fields (an import has them
+-- as columns, and taking each field out of a stored contact again costs more than
+-- the JSON), and as JSON text written from that row, which costs a third of building
+-- jsonb (an import writes ten thousand into its events' payloads); app.contact_json
+-- is the same as jsonb, for answers and single events. All are inlined into their
+-- callers.
 create or replace function app.contact_record_of(id uuid, external_id text, email text, name text, phone text,
   company text, attributes jsonb, created_at timestamptz, updated_at timestamptz) returns app.contact_record
 language sql stable as $$
   select row(id, external_id, email, name, phone, company, attributes, app.ms(created_at), app.ms(updated_at))::app.contact_record
 $$;
 
-create or replace function app.contact_wire_of(id uuid, external_id text, email text, name text, phone text,
-  company text, attributes jsonb, created_at timestamptz, updated_at timestamptz) returns json language sql stable as $$
-  select to_json(app.contact_record_of(id, external_id, email, name, phone, company, attributes, created_at, updated_at))
-$$;
+-- (Replaced by app.contact_record_of, which the import writes its payloads from.)
+drop function if exists app.contact_wire_of(uuid, text, text, text, text, text, jsonb, timestamptz, timestamptz);
 
 create or replace function app.contact_wire(c app.contacts) returns json language sql stable as $$
-  select app.contact_wire_of(c.id, c.external_id, c.email, c.name, c.phone, c.company, c.attributes, c.created_at, c.updated_at)
+  select to_json(app.contact_record_of(c.id, c.external_id, c.email, c.name, c.phone, c.company, c.attributes,
+    c.created_at, c.updated_at))
 $$;
 
 create or replace function app.contact_json(c app.contacts) returns jsonb language sql stable as $$
@@ -646,7 +645,7 @@ begin
   return jsonb_build_object('results', results, 'created', reply.created, 'updated', reply.updated, 'failed', reply.failed);
 end $$;
 
-grant execute on function app.contacts_writer, app.contact_record_of, app.contact_wire_of, app.contact_wire, app.contact_json, app.contact_limits, app.record_trim, app.record_key_of_trimmed, app.record_key, app.record_text_issue(jsonb, text, text, numeric), app.record_text_issue(jsonb, text, numeric),
+grant execute on function app.contacts_writer, app.contact_record_of, app.contact_wire, app.contact_json, app.contact_limits, app.record_trim, app.record_key_of_trimmed, app.record_key, app.record_text_issue(jsonb, text, text, numeric), app.record_text_issue(jsonb, text, numeric),
   app.record_attributes_issue, app.record_unknown_key, app.contact_trimmed_issues, app.contact_issues, app.contact_merge, app.contact_field_changes, app.contact_changes,
   app.contact_nameless, app.contact_refuse, app.contact, app.contact_upsert, api.contacts_list,
   api.contact_create, api.contact_get, api.contact_update, api.contact_delete, api.contacts_bulk to api;
